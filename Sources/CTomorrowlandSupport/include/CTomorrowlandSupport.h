@@ -1,0 +1,27 @@
+#ifndef C_TOMORROWLAND_SUPPORT_H
+#define C_TOMORROWLAND_SUPPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// Per-thread flag behind `PromiseContext.isExecutingNow`.
+extern _Thread_local bool twl_is_executing_now;
+
+/// Per-thread pointer to the drain queue of the `.main` context while a `.main` block runs
+/// (NULL otherwise). Owned by the Swift side; see MainQueueExecutor.swift.
+extern _Thread_local void *_Nullable twl_main_drain_queue;
+
+/// Per-thread pointer to the executor whose work this thread is running (NULL when none).
+/// Executors set it around the work they run so `isCurrent` is one load and a compare.
+extern _Thread_local const void *_Nullable twl_current_executor;
+
+static inline bool twl_get_is_executing_now(void) { return twl_is_executing_now; }
+static inline void twl_set_is_executing_now(bool value) { twl_is_executing_now = value; }
+
+static inline void *_Nullable twl_get_main_drain_queue(void) { return twl_main_drain_queue; }
+static inline void twl_set_main_drain_queue(void *_Nullable queue) { twl_main_drain_queue = queue; }
+
+static inline const void *_Nullable twl_get_current_executor(void) { return twl_current_executor; }
+static inline void twl_set_current_executor(const void *_Nullable executor) { twl_current_executor = executor; }
+
+#endif

@@ -1,0 +1,41 @@
+import CTomorrowlandSupport
+
+/// The per-thread flags of the execution model, kept in C `_Thread_local` slots so that a read
+/// is one load (Swift has no thread-local storage of its own).
+package enum ExecutionFlags {
+    /// The flag behind ``PromiseContext/isExecutingNow``.
+    package static var isExecutingNow: Bool {
+        get { twl_get_is_executing_now() }
+        set { twl_set_is_executing_now(newValue) }
+    }
+
+    /// Runs `body` with ``isExecutingNow`` set to `value`, restoring the previous value after.
+    @inline(__always)
+    package static func with<R>(isExecutingNow value: Bool, _ body: () throws -> R) rethrows -> R {
+        let previous = twl_get_is_executing_now()
+        twl_set_is_executing_now(value)
+        defer { twl_set_is_executing_now(previous) }
+        return try body()
+    }
+
+    /// The executor whose work the current thread is running, as an opaque identity.
+    package static var currentExecutor: UnsafeRawPointer? {
+        get { twl_get_current_executor() }
+        set { twl_set_current_executor(newValue) }
+    }
+
+    /// Runs `body` with ``currentExecutor`` set to `executor`, restoring the previous value after.
+    @inline(__always)
+    package static func running<R>(on executor: AnyObject, _ body: () throws -> R) rethrows -> R {
+        let previous = twl_get_current_executor()
+        twl_set_current_executor(UnsafeRawPointer(Unmanaged.passUnretained(executor).toOpaque()))
+        defer { twl_set_current_executor(previous) }
+        return try body()
+    }
+
+    /// Whether the current thread runs `executor`'s work, according to ``currentExecutor``.
+    @inline(__always)
+    package static func isRunning(on executor: AnyObject) -> Bool {
+        twl_get_current_executor() == UnsafeRawPointer(Unmanaged.passUnretained(executor).toOpaque())
+    }
+}

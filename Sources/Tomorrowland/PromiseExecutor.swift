@@ -1,0 +1,43 @@
+/// Something that runs promise work: a Dispatch queue, an `OperationQueue`, an event loop, or a
+/// virtual-time test loop.
+///
+/// The promise core reaches every asynchronous ``PromiseContext`` through this protocol, and never
+/// knows which kind of executor it talks to. Conform a type to it to make it a promise context
+/// with ``PromiseContext/executor(_:)``.
+///
+/// - Important: Every requirement may be called from any thread.
+public protocol PromiseExecutor: AnyObject, Sendable {
+    /// Runs `work` soon, on this executor.
+    ///
+    /// `work` never runs synchronously inside this call, not even when the caller is already
+    /// running on this executor: an executor that is current queues the work behind what it is
+    /// running (in FIFO order) instead of re-entering.
+    func submit(_ work: @escaping @Sendable () -> Void)
+
+    /// Runs `work` on this executor once `delay` has passed on the executor's own clock.
+    ///
+    /// This is what `timeout`, `delay` and `Promise(on:fulfilled:after:)` use, so timers on an
+    /// event loop are loop timers and timers on a test loop are virtual. Work scheduled for the
+    /// same deadline runs in scheduling order.
+    ///
+    /// - Parameters:
+    ///   - delay: The time to wait. Zero or negative means "as soon as possible", still never
+    ///     synchronously inside this call.
+    ///   - work: The work to run, on this executor.
+    /// - Returns: A handle whose ``PromiseScheduledWork/cancel()`` keeps `work` from running if
+    ///   it has not started yet, and releases it.
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
+
+    /// Whether the calling thread is currently running this executor's work.
+    ///
+    /// May answer `false` when unsure (a hint for fast paths), but never `true` wrongly.
+    var isCurrent: Bool { get }
+}
+
+/// A handle to work scheduled with ``PromiseExecutor/schedule(after:_:)``.
+public protocol PromiseScheduledWork: Sendable {
+    /// Keeps the scheduled work from running, if it has not started yet, and releases it.
+    ///
+    /// Safe from any thread; calling it again, or after the work ran, does nothing.
+    func cancel()
+}
