@@ -1,0 +1,1 @@
+// Temporary: removed when this target gets its first real source file.
