@@ -22,9 +22,15 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
+        // The libdispatch hooks that let an EventLoop on the main thread drain DispatchQueue.main
+        // (declared in C: they are not in libdispatch's public headers).
+        .target(
+            name: "CTomorrowlandLoopSupport",
+            linkerSettings: [.linkedLibrary("dispatch")]
+        ),
         .target(
             name: "TomorrowlandLoop",
-            dependencies: ["Tomorrowland", "CLibevent"]
+            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport"]
         ),
         .target(
             name: "TomorrowlandTesting",
