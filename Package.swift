@@ -40,9 +40,17 @@ let package = Package(
             name: "TomorrowlandTests",
             dependencies: ["Tomorrowland"]
         ),
+        // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
+        // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop
+        // drains DispatchQueue.main.
+        .executableTarget(
+            name: "LoopMainQueueProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/LoopMainQueueProbe"
+        ),
         .testTarget(
             name: "TomorrowlandLoopTests",
-            dependencies: ["TomorrowlandLoop", "Tomorrowland"]
+            dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",

@@ -22,6 +22,26 @@ extension EventLoop {
     ///   loop, from inside the loop's own work, or after ``shutdown()`` is a precondition failure.
     public func run() {
         claimDriver("run()")
+        drive()
+    }
+
+    /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
+    /// drive a loop until it shuts down (``EventLoopGroup``), which may race with the shutdown.
+    func runUnlessShutDown() -> Bool {
+        let me = UInt(pthread_self())
+        while true {
+            let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
+            if exchanged { break }
+            if holder == Self.closedMarker { return false }
+            // Another thread (a shutdown() in progress) holds the loop for a moment.
+            sched_yield()
+        }
+        drive()
+        return !isShutdownComplete
+    }
+
+    /// The body of ``run()``, for a thread that holds the driver role; releases it at the end.
+    private func drive() {
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
             attachMainQueueIfOnMainThread()
