@@ -32,7 +32,11 @@ extension EventLoop: PromiseExecutor {
     /// Schedules a timer and returns its concrete handle.
     func scheduleTimer(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
         let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
-        let deadline = overflow ? UInt64.max : sum
+        return scheduleTimer(atDeadline: overflow ? UInt64.max : sum, work)
+    }
+
+    /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle.
+    func scheduleTimer(atDeadline deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
         let handle = EventLoopScheduledWork(loop: self)
         // The timer's work checks the handle first: an off-loop cancel marks the handle before
         // the loop has removed the timer.

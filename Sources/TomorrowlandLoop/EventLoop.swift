@@ -75,9 +75,6 @@ public final class EventLoop: @unchecked Sendable {
     var mainQueueEvent: OpaquePointer?
     /// Live watchers, keeping the objects libevent's callback arguments point to alive.
     var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
-    /// Counts libevent callbacks that ran user code, so ``runUntilIdle()`` knows a poll did
-    /// something.
-    var watcherCallbackCount = 0
     /// Shutdown was asked for and happens when the current drive step ends.
     var shutdownRequested = false
     /// Shutdown has started: the loop drains, and accepts no new watchers.

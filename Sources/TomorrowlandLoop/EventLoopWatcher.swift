@@ -83,7 +83,6 @@ public final class EventLoopWatcher: @unchecked Sendable {
     func fire(_ flags: Int16) {
         guard let loop else { return }
         loop.withCallbackEntered {
-            loop.watcherCallbackCount += 1
             if isCancelled {
                 loop.removeWatcher(self)
                 return

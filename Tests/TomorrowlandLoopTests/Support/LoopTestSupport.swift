@@ -68,3 +68,11 @@ final class Cell<Value: Sendable>: Sendable {
     func set(_ value: Value) { storage.withLock { $0 = value } }
     func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
 }
+
+/// State that only the loop's thread touches, captured by `@Sendable` work closures.
+final class LoopConfined<Value>: @unchecked Sendable {
+    // `@unchecked Sendable`: the tests touch `value` only inside one loop's work (and read it
+    // after that loop's drive returned, which orders the accesses).
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
