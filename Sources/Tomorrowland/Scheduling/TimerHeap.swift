@@ -92,16 +92,6 @@ struct TimerHeap: ~Copyable {
         return remove(at: entry.pointee.link)
     }
 
-    /// Removes every timer, releasing its work, and returns how many there were.
-    mutating func removeAll() -> Int {
-        let removed = count
-        slots.deinitialize(count: slotCount)
-        slotCount = 0
-        firstFreeSlot = -1
-        count = 0
-        return removed
-    }
-
     // MARK: - Heap
 
     private mutating func remove(at index: Int) -> LoopWork {
