@@ -10,9 +10,13 @@ import Tomorrowland
 ///
 /// ```swift
 /// let loop = TestLoop()
-/// let promise = Promise<Int, String>(on: .loop(loop), with: .value(1), after: 5)
-/// loop.advance(by: .seconds(4))   // nothing yet
-/// loop.advance(by: .seconds(1))   // the timer fires at exactly 5 s
+/// let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
+///     _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+/// }
+/// loop.advance(by: .seconds(4))        // the handler ran and armed the timer; no value yet
+/// #expect(promise.result == nil)
+/// loop.advance(by: .seconds(1))        // the timer fires at exactly 5 s
+/// #expect(promise.result == .value(1))
 /// try loop.checkNoPendingWork()
 /// ```
 ///
@@ -54,7 +58,8 @@ public final class TestLoop: PromiseExecutor {
     }
 
     // The core is not thread-safe; every access to it goes through this lock, and work taken
-    // out of it runs, and is released, after unlocking.
+    // out of it runs, and is released, after unlocking. All mutable state lives here, which is
+    // what makes the class Sendable without `@unchecked`.
     let state = Mutex(State())
 
     /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.

@@ -140,3 +140,18 @@ struct TestLoopPromiseTests {
         resolver.cancel()
     }
 }
+
+extension TestLoopPromiseTests {
+    /// The example in `TestLoop`'s documentation, kept compiling and true.
+    @Test func theDocumentationExampleHolds() throws {
+        let loop = TestLoop()
+        let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
+            _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+        }
+        loop.advance(by: .seconds(4))
+        #expect(promise.result == nil)
+        loop.advance(by: .seconds(1))
+        #expect(promise.result == .value(1))
+        try loop.checkNoPendingWork()
+    }
+}
