@@ -1,4 +1,3 @@
-import Synchronization
 import Tomorrowland
 
 /// A deterministic executor with a virtual clock, for tests.
@@ -60,7 +59,7 @@ public final class TestLoop: PromiseExecutor {
     // The core is not thread-safe; every access to it goes through this lock, and work taken
     // out of it runs, and is released, after unlocking. All mutable state lives here, which is
     // what makes the class Sendable without `@unchecked`.
-    let state = Mutex(State())
+    let state = LockedState(State())
 
     /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.
     public init() {}
