@@ -93,10 +93,11 @@ struct GeoError: Error {
     enum Code { case geocodeCanceled, network }
     static let geocodeCanceled = Code.geocodeCanceled
     let code: Code
+}
 
-    static func ~= (code: Code, error: Error) -> Bool {
-        (error as? GeoError)?.code == code
-    }
+/// Stand-in for the `~=` that matches a `CLError` code against an error.
+func ~= (code: GeoError.Code, error: Error) -> Bool {
+    (error as? GeoError)?.code == code
 }
 
 /// Stand-in for `CLGeocoder`: answers with the outcome it was configured with.
@@ -161,6 +162,24 @@ final class StubURLSession {
         lock.lock()
         defer { lock.unlock() }
         return tasks.last
+    }
+}
+
+/// A thread-safe list, for resolvers handed out by a fixture.
+final class LockedList<Element> {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+
+    func append(_ element: Element) {
+        lock.lock()
+        elements.append(element)
+        lock.unlock()
+    }
+
+    var values: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return elements
     }
 }
 

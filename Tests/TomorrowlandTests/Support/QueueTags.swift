@@ -3,7 +3,7 @@ import Foundation
 
 /// The key under which test queues carry their name, so a callback can tell which queue it
 /// runs on.
-nonisolated(unsafe) let queueTagKey = DispatchSpecificKey<String>()
+let queueTagKey = DispatchSpecificKey<String>()
 
 /// A serial (or, with `.concurrent`, concurrent) queue tagged with `tag` under ``queueTagKey``.
 func makeTaggedQueue(_ tag: String, attributes: DispatchQueue.Attributes = []) -> DispatchQueue {
