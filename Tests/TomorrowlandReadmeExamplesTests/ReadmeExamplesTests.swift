@@ -201,18 +201,6 @@ final class ModelController {
                 self?.handleError(error)
             }).requestCancelOnInvalidate(promiseToken)
     }
-
-    func loadModelWithTokenPromise() {
-        MyModel.next = fetch
-        promiseToken.invalidate()
-        MyModel.fetchFromNetworkAsPromise()
-            .withToken(promiseToken)
-            .then({ [weak self] (model) in
-                self?.updateUI(with: model)
-            }).catch({ [weak self] (error) in
-                self?.handleError(error)
-            })
-    }
 }
 
 /// README, `propagatingCancellation(on:cancelRequested:)`: deduplicated resource loads.
@@ -389,8 +377,8 @@ struct ReadmeExamplesTests {
         #expect(view.image?.bytes == Data("IMG-three".utf8))
     }
 
-    @Test("loadModel, with explicit tokens and with TokenPromise, updates the UI; a reload suppresses the old callbacks")
-    func loadModelExamples() async {
+    @Test("loadModel updates the UI; a reload invalidates and cancels the first load")
+    func loadModelExample() async {
         let resolvers = LockedList<StdPromise<Model>.Resolver>()
         let controller = ModelController(fetch: {
             let (promise, resolver) = StdPromise<Model>.makeWithResolver()
@@ -398,7 +386,7 @@ struct ReadmeExamplesTests {
             return promise
         })
         controller.loadModel()
-        controller.loadModelWithTokenPromise()
+        controller.loadModel()
         let (first, second) = (resolvers.values[0], resolvers.values[1])
         #expect(first.hasRequestedCancel, "the second load's invalidate() cancels the first request")
         first.fulfill(with: Model(id: 1))

@@ -184,7 +184,12 @@ struct CancellationPropagationTests {
         let (outer, resolver, requests) = withSealedParent(IntPromise.self) { parent in
             parent.flatMap(on: .immediate) { _ -> IntPromise in
                 IntPromise(on: .immediate) { innerResolver in
-                    innerResolver.onRequestCancel(on: .immediate) { _ in innerRequests.record("inner") }
+                    // Captures its resolver, like real pending work, so the inner promise lives
+                    // while its handle is gone (A3).
+                    innerResolver.onRequestCancel(on: .immediate) { _ in
+                        withExtendedLifetime(innerResolver) {}
+                        innerRequests.record("inner")
+                    }
                 }
             }
         }
@@ -202,7 +207,12 @@ struct CancellationPropagationTests {
         let (outer, resolver, _) = withSealedParent(IntPromise.self) { parent in
             parent.flatMap(on: .immediate) { _ -> IntPromise in
                 let inner = IntPromise(on: .immediate) { innerResolver in
-                    innerResolver.onRequestCancel(on: .immediate) { _ in innerRequests.record("inner") }
+                    // Captures its resolver, like real pending work, so the inner promise lives
+                    // while its handle is gone (A3).
+                    innerResolver.onRequestCancel(on: .immediate) { _ in
+                        withExtendedLifetime(innerResolver) {}
+                        innerRequests.record("inner")
+                    }
                 }
                 keeper.value = inner.map(on: .immediate) { $0 }
                 return inner
@@ -220,7 +230,12 @@ struct CancellationPropagationTests {
         let (outer, resolver, requests) = withSealedParent(IntPromise.self) { parent in
             parent.flatMap(on: .immediate) { _ -> IntPromise in
                 IntPromise(on: .immediate) { innerResolver in
-                    innerResolver.onRequestCancel(on: .immediate) { _ in innerRequests.record("inner") }
+                    // Captures its resolver, like real pending work, so the inner promise lives
+                    // while its handle is gone (A3).
+                    innerResolver.onRequestCancel(on: .immediate) { _ in
+                        withExtendedLifetime(innerResolver) {}
+                        innerRequests.record("inner")
+                    }
                 }
             }
         }

@@ -62,7 +62,12 @@ struct ReleaseOnContextTests {
     func releasedOnQueueForResolvedPromise() async {
         let queue = makeTaggedQueue("release.resolved")
         let deaths = Recorder<DeinitSpy.Death>()
+        // Hold the queue until the registration has returned: the caller's own reference to the
+        // closure argument lives until then, and is not the library's to release.
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
         _ = IntPromise(fulfilled: 1).then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
+        gate.signal()
         #expect(await eventually { deaths.count == 1 })
         #expect(deaths.values.map(\.queueTag) == ["release.resolved"])
     }
@@ -99,10 +104,49 @@ struct ReleaseOnContextTests {
         let deaths = Recorder<DeinitSpy.Death>()
         let (parent, _) = IntPromise.makeWithResolver()
         let propagating = parent.propagatingCancellation(on: .queue(queue)) { [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch() }
+        // Hold the queue until requestCancel has returned, so that the callback runs, and must
+        // be released, strictly after the requesting thread is done with it.
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
         propagating.requestCancel()
+        gate.signal()
         #expect(await eventually { deaths.count == 1 })
         #expect(deaths.values.map(\.queueTag) == ["release.propagating"])
         withExtendedLifetime(parent) {}
+    }
+
+    @Test("callbacks are released on their queue even when the queue runs them while the resolving thread is still dispatching (B7)")
+    func releasedOnQueueUnderRace() async {
+        let queue = makeTaggedQueue("release.race")
+        let deaths = Recorder<DeinitSpy.Death>()
+        let iterations = 200
+        for _ in 0..<iterations {
+            let (promise, resolver) = IntPromise.makeWithResolver()
+            _ = promise.then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
+            _ = promise.map(on: .queue(queue)) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+            resolver.fulfill(with: 1)
+        }
+        #expect(await eventually { deaths.count == 2 * iterations })
+        let offQueue = deaths.values.filter { $0.queueTag != "release.race" }
+        #expect(offQueue.isEmpty, "\(offQueue.count) of \(2 * iterations) callbacks were released off their queue")
+    }
+
+    @Test("cancelRequested is released on its queue even when it runs before requestCancel returns (B7, D8)")
+    func cancelRequestedReleasedOnQueueUnderRace() async {
+        let queue = makeTaggedQueue("release.cancelRace")
+        let deaths = Recorder<DeinitSpy.Death>()
+        let iterations = 200
+        var parents: [IntPromise] = []
+        for _ in 0..<iterations {
+            let (parent, _) = IntPromise.makeWithResolver()
+            parents.append(parent)
+            let propagating = parent.propagatingCancellation(on: .queue(queue)) { [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch() }
+            propagating.requestCancel()
+        }
+        #expect(await eventually { deaths.count == iterations })
+        let offQueue = deaths.values.filter { $0.queueTag != "release.cancelRace" }
+        #expect(offQueue.isEmpty, "\(offQueue.count) of \(iterations) cancelRequested callbacks were released off their queue")
+        withExtendedLifetime(parents) {}
     }
 
     @Test("callbacks that do not apply are released once the promise resolves (B8)", arguments: [Outcome.value, .error, .cancelled])

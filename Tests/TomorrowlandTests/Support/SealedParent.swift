@@ -7,7 +7,7 @@ import Tomorrowland
 /// gone) when this returns: automatic cancellation propagation can then reach it (D1). The
 /// storage stays alive until the first cancel request, and `requests` records each
 /// `onRequestCancel` call.
-func withSealedParent<Value, Failure, Built>(
+func withSealedParent<Value: Sendable, Failure: Sendable, Built>(
     _ type: Promise<Value, Failure>.Type = Promise<Value, Failure>.self,
     _ build: (Promise<Value, Failure>) -> Built
 ) -> (built: Built, resolver: Promise<Value, Failure>.Resolver, requests: Recorder<String>) {
