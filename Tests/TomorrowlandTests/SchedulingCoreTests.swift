@@ -203,7 +203,7 @@ struct SchedulingCoreTests {
             let token = spy.token()
             ids.append(core.schedule(at: UInt64(index), .closure { _ = token; log.record("\(index)") }))
         }
-        for index in stride(from: 1, to: 10, by: 2) { #expect(core.cancel(ids[index])) }
+        for index in stride(from: 1, to: 10, by: 2) { #expect(core.cancel(ids[index]) != nil) }
         #expect(spy.releasedCount == 5)
         #expect(core.timerCount == 5)
         drain(core, until: 100)
@@ -216,10 +216,10 @@ struct SchedulingCoreTests {
         let log = EventLog()
         let ran = core.schedule(at: 1, .closure { log.record("ran") })
         let cancelled = core.schedule(at: 2, .closure { log.record("cancelled") })
-        #expect(core.cancel(cancelled))
-        #expect(!core.cancel(cancelled))
+        #expect(core.cancel(cancelled) != nil)
+        #expect(core.cancel(cancelled) == nil)
         drain(core, until: 5)
-        #expect(!core.cancel(ran))
+        #expect(core.cancel(ran) == nil)
         #expect(log.events == ["ran"])
     }
 
@@ -227,10 +227,10 @@ struct SchedulingCoreTests {
         nonisolated(unsafe) let core = SchedulingCore()
         let log = EventLog()
         let first = core.schedule(at: 1, .closure { log.record("first") })
-        #expect(core.cancel(first))
+        #expect(core.cancel(first) != nil)
         let second = core.schedule(at: 1, .closure { log.record("second") })
         #expect(second.slot == first.slot)  // the slot was reused...
-        #expect(!core.cancel(first))  // ...but the old identifier no longer matches
+        #expect(core.cancel(first) == nil)  // ...but the old identifier no longer matches
         drain(core, until: 1)
         #expect(log.events == ["second"])
     }
@@ -239,7 +239,7 @@ struct SchedulingCoreTests {
         nonisolated(unsafe) let core = SchedulingCore()
         let result = Mutex<Bool?>(nil)
         let id = Mutex<SchedulingCore.TimerID?>(nil)
-        id.withLock { $0 = core.schedule(at: 1, .closure { result.withLock { $0 = core.cancel(id.withLock { $0! }) } }) }
+        id.withLock { $0 = core.schedule(at: 1, .closure { let removed = core.cancel(id.withLock { $0! }) != nil; result.withLock { $0 = removed } }) }
         drain(core, until: 1)
         #expect(result.withLock { $0 } == false)
     }
@@ -255,7 +255,7 @@ struct SchedulingCoreTests {
         for label in 0..<5_000 {
             if !live.isEmpty && Int.random(in: 0..<3, using: &generator) == 0 {
                 let victim = live.remove(at: Int.random(in: 0..<live.count, using: &generator))
-                #expect(core.cancel(victim.id))
+                #expect(core.cancel(victim.id) != nil)
                 model.removeAll { $0.label == victim.label }
             } else {
                 // Few distinct deadlines, so ties are common.
@@ -271,6 +271,45 @@ struct SchedulingCoreTests {
         #expect(log.events == expected)
     }
 
+    @Test func interleavedSchedulesCancelsAndPopsMatchAReferenceModel() {
+        // Wide deadlines and cancels anywhere in the heap exercise both sift directions of a
+        // removal; pops in between move the clock, so later timers may be raised to it.
+        var generator = SplitMix64(state: 2_026)
+        let core = SchedulingCore()
+        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var order = 0
+        var popped = 0
+        for _ in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<5:
+                let requested = core.currentTime + UInt64.random(in: 0..<1_000_000, using: &generator)
+                let id = core.schedule(at: requested, .closure {})
+                model.append((max(requested, core.currentTime), order, id))
+                order += 1
+            case 5..<8:
+                guard !model.isEmpty else { continue }
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                #expect(core.cancel(victim.id) != nil)
+            default:
+                let target = core.currentTime + UInt64.random(in: 0..<200_000, using: &generator)
+                let due = model.filter { $0.deadline <= target }
+                    .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                for expected in due {
+                    #expect(core.popNext(until: target) != nil)
+                    #expect(core.currentTime == expected.deadline)
+                    // A handed-out timer can no longer be cancelled.
+                    #expect(core.cancel(expected.id) == nil)
+                    popped += 1
+                }
+                #expect(core.popNext(until: target) == nil)
+                model.removeAll { $0.deadline <= target }
+            }
+            #expect(core.timerCount == model.count)
+            #expect(core.nextTimerDeadline == model.map(\.deadline).min())
+        }
+        #expect(popped > 1_000)
+    }
+
     @Test func aHundredThousandTimersCancelledInSchedulingOrderLeaveNothingBehind() {
         nonisolated(unsafe) let core = SchedulingCore()
         let spy = ReleaseSpy()
@@ -281,7 +320,7 @@ struct SchedulingCoreTests {
             ids.append(core.schedule(at: 3_600_000_000_000, .closure { _ = token }))
         }
         #expect(core.timerCount == 100_000)
-        for id in ids { #expect(core.cancel(id)) }
+        for id in ids { #expect(core.cancel(id) != nil) }
         #expect(core.timerCount == 0)
         #expect(spy.releasedCount == 100_000)
         #expect(core.popNext(until: .max) == nil)
@@ -332,9 +371,12 @@ struct SchedulingCoreTests {
             let other = spy.token()
             core.enqueue(.closure { _ = other })
         }
-        #expect(core.removeAllTimers() == 20)
+        var timers = core.removeAllTimers()
+        #expect(timers.count == 20)
+        #expect(spy.releasedCount == 0)  // handed back, not yet released
+        timers.removeAll()
         #expect(spy.releasedCount == 20)
-        #expect(core.removeAllReady() == 20)
+        #expect(core.removeAllReady().count == 20)
         #expect(spy.releasedCount == 40)
         #expect(core.isEmpty)
         // The heap is usable again afterwards.

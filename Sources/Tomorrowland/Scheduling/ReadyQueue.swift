@@ -59,16 +59,6 @@ struct ReadyQueue: ~Copyable {
         return entry.work
     }
 
-    /// Drops every entry, releasing its work.
-    mutating func removeAll() {
-        while count > 0 {
-            (storage + head).deinitialize(count: 1)
-            head = (head + 1) & (capacity - 1)
-            count -= 1
-        }
-        head = 0
-    }
-
     private mutating func grow() {
         let newCapacity = capacity * 2
         let newStorage = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)

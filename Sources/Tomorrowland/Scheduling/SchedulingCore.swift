@@ -35,7 +35,7 @@
 ///
 /// Queueing ready work is O(1) amortised. Scheduling and cancelling a timer are O(log n) with no
 /// search: a timer's ``TimerID`` names a slot that knows the timer's place in the heap. Cancelled
-/// timers leave the heap at once and release their work (no lazy deletion).
+/// timers leave the heap at once and their work is handed back to be released (no lazy deletion).
 ///
 /// - Important: Not thread-safe. One thread owns a core at a time (a loop's own thread); the
 ///   owner adds whatever queue or lock it needs for calls from other threads, and must not hold
@@ -55,8 +55,11 @@ package final class SchedulingCore {
     package private(set) var currentTime: UInt64
 
     private var nextSequence: UInt64 = 0
-    private var ready = ReadyQueue()
-    private var timers = TimerHeap()
+    // Unchecked exclusivity: every access is one short call into a queue or heap method that
+    // runs no user code (work is handed back, never released or run inside), so accesses cannot
+    // overlap; the dynamic checks cost about 130 instructions per timer (callgrind, W5 shape).
+    @exclusivity(unchecked) private var ready = ReadyQueue()
+    @exclusivity(unchecked) private var timers = TimerHeap()
 
     /// Creates an empty core whose time starts at `currentTime`.
     package init(currentTime: UInt64 = 0) {
@@ -101,15 +104,16 @@ package final class SchedulingCore {
         return TimerID(slot: slot, sequence: sequence)
     }
 
-    /// Cancels a pending timer: removes it in O(log n) and releases its work.
+    /// Cancels a pending timer: removes it in O(log n) and hands its work back.
     ///
-    /// The work is released before this returns; since releasing runs deinitializers, do not call
-    /// this while holding a lock that such code may need.
+    /// Releasing the work runs the deinitializers of what it captured, which may be user code (a
+    /// resolver that cancels its promise, say), so an owner that calls this under a lock keeps
+    /// the returned work alive until after unlocking.
     ///
-    /// - Returns: `true` if the timer was pending, `false` if it already ran or was cancelled.
+    /// - Returns: The timer's work if it was pending, nil if it already ran or was cancelled.
     @discardableResult
-    package func cancel(_ id: TimerID) -> Bool {
-        timers.remove(slot: id.slot, sequence: id.sequence) != nil
+    package func cancel(_ id: TimerID) -> LoopWork? {
+        timers.remove(slot: id.slot, sequence: id.sequence)
     }
 
     /// Removes and returns the next item due at or before `target`, in key order, moving
@@ -164,19 +168,25 @@ package final class SchedulingCore {
         return false
     }
 
-    /// Removes every pending timer, releasing its work, and returns how many there were.
+    /// Removes every pending timer and hands their work back in key order, for shutdown.
     ///
-    /// For shutdown; ready work stays queued.
+    /// Ready work stays queued. As with ``cancel(_:)``, release the returned work outside any lock.
     @discardableResult
-    package func removeAllTimers() -> Int {
-        timers.removeAll()
+    package func removeAllTimers() -> [LoopWork] {
+        var removed: [LoopWork] = []
+        removed.reserveCapacity(timers.count)
+        while !timers.isEmpty { removed.append(timers.removeMin()) }
+        return removed
     }
 
-    /// Removes all ready work, releasing it, and returns how much there was.
+    /// Removes all ready work and hands it back in FIFO order.
+    ///
+    /// As with ``cancel(_:)``, release the returned work outside any lock.
     @discardableResult
-    package func removeAllReady() -> Int {
-        let removed = ready.count
-        ready.removeAll()
+    package func removeAllReady() -> [LoopWork] {
+        var removed: [LoopWork] = []
+        removed.reserveCapacity(ready.count)
+        while !ready.isEmpty { removed.append(ready.removeFirst()) }
         return removed
     }
 }

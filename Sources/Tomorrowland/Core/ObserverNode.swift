@@ -1,0 +1,33 @@
+/// A callback node that runs a closure on a context and creates no promise (`tap(on:)`, the
+/// internal observers of `when` and `timeout`).
+@usableFromInline
+final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
+    private let context: PromiseContext
+    /// Reads the result from the resolved source and runs the user's code. Taken by whoever runs
+    /// it, so that it is released on its context.
+    @exclusivity(unchecked)
+    private var body: ((PromiseCore) -> Void)?
+
+    @usableFromInline
+    init(context: PromiseContext, body: @escaping (_ source: PromiseCore) -> Void) {
+        self.context = context
+        self.body = body
+    }
+
+    @usableFromInline
+    override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
+        switch context.route(isSynchronous: isSynchronous) {
+        case .inline(let flag):
+            let body = self.body.unsafelyUnwrapped
+            self.body = nil
+            runInline(isExecutingNow: flag) { body(source) }
+        case .executor(let executor):
+            executor.submit { [self] in
+                let body = self.body.unsafelyUnwrapped
+                self.body = nil
+                ExecutionFlags.with(isExecutingNow: false) { body(source) }
+            }
+        }
+        return nil
+    }
+}
