@@ -22,7 +22,7 @@ extension EventLoop {
     ///   loop, from inside the loop's own work, or after ``shutdown()`` is a precondition failure.
     public func run() {
         claimDriver("run()")
-        drive()
+        drive { false }
     }
 
     /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
@@ -36,12 +36,14 @@ extension EventLoop {
             // Another thread (a shutdown() in progress) holds the loop for a moment.
             sched_yield()
         }
-        drive()
+        drive { false }
         return !isShutdownComplete
     }
 
     /// The body of ``run()``, for a thread that holds the driver role; releases it at the end.
-    private func drive() {
+    /// Returns after a tick that ends with a ``stop()`` request (consumed) or with `isDone` true,
+    /// or after shutdown.
+    func drive(until isDone: () -> Bool) {
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
             attachMainQueueIfOnMainThread()
@@ -52,7 +54,7 @@ extension EventLoop {
                     tearDown()
                     return
                 }
-                if stopRequested.exchange(false, ordering: .acquiringAndReleasing) { return }
+                if stopRequested.exchange(false, ordering: .acquiringAndReleasing) || isDone() { return }
                 if core.readyCount > 0 || !prepareToBlock() {
                     // More is ready (the round's budget ran out, or other threads submitted):
                     // poll descriptors without blocking, then tick again.

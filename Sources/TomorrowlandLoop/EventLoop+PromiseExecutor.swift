@@ -35,6 +35,21 @@ extension EventLoop: PromiseExecutor {
         return scheduleTimer(atDeadline: overflow ? UInt64.max : sum, work)
     }
 
+    /// Schedules a timer unless the loop was shut down (nil then), for the loop's promise forms.
+    func scheduleTimer(after delay: Duration, ifOpen: Bool, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork? {
+        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
+        let deadline = overflow ? UInt64.max : sum
+        let handle = EventLoopScheduledWork(loop: self)
+        let timerWork = LoopWork.closure {
+            if handle.begin() { work() }
+        }
+        let accepted = performOnLoop { [self] in
+            guard handle.isPending, !isShuttingDown else { return }
+            handle.timerID = core.schedule(at: deadline, timerWork)
+        }
+        return accepted ? handle : nil
+    }
+
     /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle.
     func scheduleTimer(atDeadline deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
         let handle = EventLoopScheduledWork(loop: self)

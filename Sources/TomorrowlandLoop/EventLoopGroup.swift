@@ -55,6 +55,18 @@ public final class EventLoopGroup: Sendable {
         threadsDone.wait()
     }
 
+    /// Shuts every loop down and returns a promise fulfilled once every thread of the group has
+    /// exited.
+    ///
+    /// Returns at once; safe from any thread, including the group's own loops. The promise is
+    /// fulfilled on a Dispatch global queue, so register callbacks on a context that outlives the
+    /// group (not on one of its loops).
+    public func shutdownGracefully() -> Promise<Void, NoError> {
+        let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
+        shutdownGracefully(queue: .global()) { resolver.fulfill(with: ()) }
+        return promise
+    }
+
     /// Shuts every loop down and calls `callback` on `queue` once every thread has exited.
     ///
     /// Returns at once; safe from any thread, including the group's own loops.

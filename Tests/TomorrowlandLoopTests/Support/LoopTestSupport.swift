@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Tomorrowland
 import TomorrowlandLoop
 
 /// Records values from any thread, in the order they arrive.
@@ -75,4 +76,18 @@ final class LoopConfined<Value>: @unchecked Sendable {
     // after that loop's drive returned, which orders the accesses).
     var value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// A comparable summary of a promise's result, for promises whose value is `Void`.
+enum Outcome<Failure: Equatable>: Equatable {
+    case pending, fulfilled, rejected(Failure), cancelled
+
+    init<Value>(_ result: PromiseResult<Value, Failure>?) {
+        switch result {
+        case nil: self = .pending
+        case .value?: self = .fulfilled
+        case .error(let error)?: self = .rejected(error)
+        case .cancelled?: self = .cancelled
+        }
+    }
 }
