@@ -43,7 +43,8 @@ extension EventLoop: PromiseExecutor {
         let timerWork = LoopWork.closure {
             if handle.begin() { work() }
         }
-        let accepted = performOnLoop { [self] in
+        // Unowned: only the loop runs this, and work left in a dead loop's queue is released unrun.
+        let accepted = performOnLoop { [unowned self] in
             guard handle.isPending, !isShuttingDown else { return }
             handle.timerID = core.schedule(at: deadline, timerWork)
         }
@@ -65,7 +66,9 @@ extension EventLoop: PromiseExecutor {
             handle.timerID = core.schedule(at: deadline, timerWork)
         } else {
             enqueue(
-                .closure { [self] in
+                // Unowned: only the loop runs this; a dead loop releases it unrun, so queued
+                // work never keeps a loop alive.
+                .closure { [unowned self] in
                     guard handle.isPending else { return }
                     handle.timerID = core.schedule(at: deadline, timerWork)
                 })

@@ -31,7 +31,7 @@ extension EventLoop {
     ///   ``EventLoopError/signalsOwnedByAnotherLoop`` or ``EventLoopError/shutDown``.
     public func signal(_ signal: Int32) -> Promise<Int32, EventLoopError> {
         let (promise, resolver) = Promise<Int32, EventLoopError>.makeWithResolver()
-        registerOneShot(resolver) { [self] in
+        registerOneShot(resolver) { [unowned self] in
             try addSignalWatcher(signal, isOneShot: true) { _ in resolver.fulfill(with: signal) }
         }
         return promise
@@ -92,7 +92,7 @@ extension EventLoop {
     /// Registers a descriptor one-shot watch for a promise.
     private func descriptorPromise(_ fd: Int32, _ events: IOEvents) -> Promise<Void, EventLoopError> {
         let (promise, resolver) = Promise<Void, EventLoopError>.makeWithResolver()
-        registerOneShot(resolver) { [self] in
+        registerOneShot(resolver) { [unowned self] in
             try addDescriptorWatcher(fd, events: events, isOneShot: true) { _ in resolver.fulfill(with: ()) }
         }
         return promise

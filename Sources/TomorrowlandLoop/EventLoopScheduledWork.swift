@@ -47,7 +47,7 @@ final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
             removeTimer(from: loop)
         } else {
             // After shutdown the timer is already gone, and there is nothing to do.
-            _ = loop.enqueueIfOpen { [self] in removeTimer(from: loop) }
+            _ = loop.enqueueIfOpen { [self, unowned loop] in removeTimer(from: loop) }
         }
     }
 

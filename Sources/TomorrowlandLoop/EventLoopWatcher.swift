@@ -76,7 +76,7 @@ public final class EventLoopWatcher: @unchecked Sendable {
     /// shutdown.
     public func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let loop else { return }
-        loop.performOnLoop { [self] in loop.removeWatcher(self) }
+        loop.performOnLoop { [self, unowned loop] in loop.removeWatcher(self) }
     }
 
     /// libevent's callback for this watcher, on the loop's thread.
