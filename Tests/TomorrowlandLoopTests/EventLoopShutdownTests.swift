@@ -122,11 +122,13 @@ struct EventLoopShutdownTests {
     // MARK: Misuse
 
     @Test func submittingAfterShutdownIsAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
+        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = EventLoop()
             loop.shutdown()
             loop.execute {}
         }
+        let message = String(decoding: exit?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("work submitted after the loop was shut down"))
     }
 
     @Test func schedulingAfterShutdownIsAPreconditionFailure() async {
@@ -146,7 +148,7 @@ struct EventLoopShutdownTests {
     }
 
     @Test func runOnASecondThreadWhileRunningIsAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
+        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = EventLoop()
             let running = DispatchSemaphore(value: 0)
             loop.execute { running.signal() }
@@ -154,6 +156,8 @@ struct EventLoopShutdownTests {
             running.wait()
             loop.run()
         }
+        let message = String(decoding: exit?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("called on a second thread while another thread drives the loop"))
     }
 
     @Test func runFromInsideTheLoopsOwnWorkIsAPreconditionFailure() async {
