@@ -180,7 +180,7 @@ extension EventLoop {
 /// Which loop receives signals: libevent's signal machinery is process-global (one `event_base`
 /// at a time), so the first loop to watch a signal owns delivery until it shuts down.
 enum SignalOwnership {
-    private static let owner = Mutex<ObjectIdentifier?>(nil)
+    private static let owner = LockedValue<ObjectIdentifier?>(nil)
 
     /// Makes `loop` the owner, or throws if another loop is.
     static func claim(for loop: EventLoop) throws {

@@ -51,7 +51,7 @@ public final class EventLoop: @unchecked Sendable {
     let wakeupDescriptor: Int32
 
     /// Work from other threads, and the requests that must cross threads.
-    let inbox = Mutex(Inbox())
+    let inbox = PthreadLocked(Inbox())
     /// The `pthread_t` of the thread driving the loop, 0 when none, ``closedMarker`` after
     /// shutdown.
     let driver = Atomic<UInt>(0)

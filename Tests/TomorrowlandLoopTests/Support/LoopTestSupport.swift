@@ -6,7 +6,7 @@ import TomorrowlandLoop
 
 /// Records values from any thread, in the order they arrive.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = LockedValue<[Value]>([])
     var values: [Value] { storage.withLock { $0 } }
     func record(_ value: Value) { storage.withLock { $0.append(value) } }
 }
@@ -63,8 +63,8 @@ func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 /// A value shared between the test thread and the loop's thread.
 final class Cell<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: LockedValue<Value>
+    init(_ value: Value) { storage = LockedValue(value) }
     var value: Value { storage.withLock { $0 } }
     func set(_ value: Value) { storage.withLock { $0 = value } }
     func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
