@@ -7,8 +7,9 @@ import Tomorrowland
 /// one core.
 ///
 /// Hand out loops with ``next()`` (round-robin); each loop keeps the single-threaded rules (its
-/// work runs on its own thread, in order). End the group with ``syncShutdownGracefully()`` or
-/// ``shutdownGracefully(queue:_:)``.
+/// work runs on its own thread, in order). End the group with ``syncShutdownGracefully()``,
+/// ``shutdownGracefully()`` or ``shutdownGracefully(queue:_:)``: a group that is never shut down
+/// keeps its threads (and their loops) until the process exits.
 public final class EventLoopGroup: Sendable {
     /// The group's loops, in creation order.
     public let loops: [EventLoop]

@@ -4,6 +4,7 @@ import Tomorrowland
 
 /// Readiness a descriptor watcher waits for or reports.
 public struct IOEvents: OptionSet, Sendable, Hashable {
+    /// The bits of the set: `1` for readable, `2` for writable.
     public let rawValue: UInt8
 
     /// Creates a set from its raw value.
