@@ -30,7 +30,7 @@ let package = Package(
         ),
         .target(
             name: "TomorrowlandLoop",
-            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport"]
+            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport", "CTomorrowlandSupport"]
         ),
         .target(
             name: "TomorrowlandTesting",
