@@ -110,4 +110,31 @@ struct EventLoopBorrowedBaseTests {
         loop.shutdown()
         host.free()
     }
+
+    @Test func watchersFireInsideTheHostsLoop() throws {
+        let host = HostBase()
+        let loop = EventLoop(borrowing: host.base)
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let readEnd = descriptors[0]
+        let log = Recorder<String>()
+        try loop.watch(fileDescriptor: readEnd, for: .readable) { _ in
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+            log.record("read \(byte)")
+            // Work the handler queues runs before the host waits again.
+            loop.execute {
+                log.record("follow-up")
+                host.breakLoop()
+            }
+        }
+        var byte: UInt8 = 5
+        #expect(write(descriptors[1], &byte, 1) == 1)
+        host.dispatch()
+        #expect(log.values == ["read 5", "follow-up"])
+        loop.shutdown()
+        host.free()
+        close(descriptors[0])
+        close(descriptors[1])
+    }
 }

@@ -152,4 +152,31 @@ struct EventLoopWatcherTests {
         }
         pipe.close()
     }
+
+    @Test func workThatKeepsResubmittingItselfDoesNotStarveDescriptors() throws {
+        // The loop polls descriptors between rounds of at most 4096 items.
+        let loop = EventLoop()
+        let pipe = Pipe()
+        let watcherFired = Cell(false)
+        let iterations = LoopConfined(0)
+        try loop.watch(fileDescriptor: pipe.readEnd, for: .readable) { _ in
+            _ = pipe.read()
+            watcherFired.set(true)
+        }
+        pipe.write(1)
+        @Sendable func spin() {
+            iterations.value += 1
+            if watcherFired.value || iterations.value >= 1_000_000 {
+                loop.stop()
+            } else {
+                loop.execute(spin)
+            }
+        }
+        loop.execute(spin)
+        loop.run()
+        #expect(watcherFired.value)
+        #expect(iterations.value < 1_000_000)
+        loop.shutdown()
+        pipe.close()
+    }
 }
