@@ -200,6 +200,24 @@ struct CancellationPropagationTests {
         #expect(requests.values.isEmpty, "the parent is already fulfilled")
     }
 
+    @Test("an inner promise whose handle is still held is cancelled through flatMap only once the handle goes (D3)")
+    func flatMapInnerWithLiveHandle() {
+        let innerRequests = Recorder<String>()
+        var innerHandle: IntPromise?
+        let innerResolver: IntPromise.Resolver
+        (innerHandle, innerResolver) = IntPromise.makeWithResolver()
+        innerResolver.onRequestCancel(on: .immediate) { _ in innerRequests.record("inner") }
+        let (outer, resolver, _) = withSealedParent(IntPromise.self) { parent in
+            parent.flatMap(on: .immediate) { [innerHandle] _ in innerHandle! }
+        }
+        resolver.fulfill(with: 1)
+        outer.requestCancel()
+        #expect(innerRequests.values.isEmpty, "the test still holds the inner promise")
+        innerHandle = nil
+        #expect(innerRequests.values == ["inner"])
+        withExtendedLifetime(innerResolver) {}
+    }
+
     @Test("an inner promise with another observer is not cancelled through flatMap (D3)")
     func flatMapInnerWithOtherObserverIsNotCancelled() {
         let innerRequests = Recorder<String>()

@@ -33,7 +33,7 @@ struct ConcurrencyStressTests {
 
     @Test("racing fulfil, requestCancel, registration and result reads runs every callback exactly once (B1, K1, K3)")
     func raceResolveRegisterCancel() async {
-        let rounds = 300
+        let rounds = 1000
         let perThread = 12
         let callbackQueue = makeTaggedQueue("stress.callbacks")
         let calls = Recorder<Call>()
@@ -118,7 +118,7 @@ struct ConcurrencyStressTests {
 
     @Test("children requesting cancellation from several threads ask the sealed parent exactly once (D1, K1)")
     func racingChildCancelRequests() async {
-        let rounds = 300
+        let rounds = 2000
         let tallies = Recorder<Int>()
         await Self.race(rounds: rounds) { _ in
             let (children, resolver, parentRequests) = withSealedParent(IntPromise.self) { parent in
@@ -144,7 +144,7 @@ struct ConcurrencyStressTests {
 
     @Test("invalidation racing resolution: each guarded callback runs at most once and each child resolves once (E1, K1)")
     func invalidationRacingResolution() async {
-        let rounds = 300
+        let rounds = 2000
         let ran = Recorder<Int>()
         let outcomes = Recorder<String>()
         await Self.race(rounds: rounds) { round in

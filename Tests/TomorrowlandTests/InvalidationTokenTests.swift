@@ -138,6 +138,25 @@ struct InvalidationTokenTests {
         #expect(Self.callbackNodes(token) == 0, "registrations are used up by an invalidation")
     }
 
+    @Test("invalidate bumps the generation before it requests cancellation (E5)")
+    func invalidateBumpsGenerationFirst() {
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let ran = Recorder<String>()
+        let (promise, resolver) = IntPromise.makeWithResolver()
+        // The cancel handler fulfils instead: the callback registered with the token must still
+        // see the new generation, because the request comes after the bump.
+        resolver.onRequestCancel(on: .immediate) { $0.fulfill(with: 1) }
+        let child = promise.map(on: .immediate, token: token) { value -> Int in
+            ran.record("callback")
+            return value
+        }
+        token.requestCancelOnInvalidate(promise)
+        token.invalidate()
+        #expect(promise.result == .value(1))
+        #expect(ran.values.isEmpty)
+        #expect(child.result == .cancelled)
+    }
+
     @Test("Promise.requestCancelOnInvalidate registers the receiver and returns it (E5)")
     func promiseRequestCancelOnInvalidate() {
         let token = PromiseInvalidationToken(invalidateOnDeinit: false)

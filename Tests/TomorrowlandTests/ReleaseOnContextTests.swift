@@ -119,7 +119,7 @@ struct ReleaseOnContextTests {
     func releasedOnQueueUnderRace() async {
         let queue = makeTaggedQueue("release.race")
         let deaths = Recorder<DeinitSpy.Death>()
-        let iterations = 200
+        let iterations = 1000
         for _ in 0..<iterations {
             let (promise, resolver) = IntPromise.makeWithResolver()
             _ = promise.then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
@@ -127,15 +127,15 @@ struct ReleaseOnContextTests {
             resolver.fulfill(with: 1)
         }
         #expect(await eventually { deaths.count == 2 * iterations })
-        let offQueue = deaths.values.filter { $0.queueTag != "release.race" }
-        #expect(offQueue.isEmpty, "\(offQueue.count) of \(2 * iterations) callbacks were released off their queue")
+        let offQueue = deaths.values.filter { $0.queueTag != "release.race" }.count
+        #expect(offQueue == 0, "\(offQueue) of \(2 * iterations) callbacks were released off their queue")
     }
 
     @Test("cancelRequested is released on its queue even when it runs before requestCancel returns (B7, D8)")
     func cancelRequestedReleasedOnQueueUnderRace() async {
         let queue = makeTaggedQueue("release.cancelRace")
         let deaths = Recorder<DeinitSpy.Death>()
-        let iterations = 200
+        let iterations = 2000
         var parents: [IntPromise] = []
         for _ in 0..<iterations {
             let (parent, _) = IntPromise.makeWithResolver()
@@ -144,8 +144,8 @@ struct ReleaseOnContextTests {
             propagating.requestCancel()
         }
         #expect(await eventually { deaths.count == iterations })
-        let offQueue = deaths.values.filter { $0.queueTag != "release.cancelRace" }
-        #expect(offQueue.isEmpty, "\(offQueue.count) of \(iterations) cancelRequested callbacks were released off their queue")
+        let offQueue = deaths.values.filter { $0.queueTag != "release.cancelRace" }.count
+        #expect(offQueue == 0, "\(offQueue) of \(iterations) cancelRequested callbacks were released off their queue")
         withExtendedLifetime(parents) {}
     }
 
