@@ -83,6 +83,32 @@ struct CancellationPropagationTests {
         #expect(requests.count == 1)
     }
 
+    @Test("a child that requests cancellation twice decrements its parent only once (D1)")
+    func repeatedChildRequestCountsOnce() {
+        let (children, _, requests) = withSealedParent(IntPromise.self) { parent in
+            (parent.map(on: .immediate) { $0 }, parent.map(on: .immediate) { $0 })
+        }
+        children.0.requestCancel()
+        children.0.requestCancel()
+        children.0.cancellable.requestCancel()
+        #expect(requests.values.isEmpty, "the second child still counts")
+        children.1.requestCancel()
+        #expect(requests.count == 1)
+    }
+
+    @Test("a request on the onCancel promise itself counts once, whatever else happens (D5)")
+    func onCancelRequestedTwice() {
+        let (built, _, requests) = withSealedParent(IntPromise.self) { parent in
+            (parent.onCancel(on: .immediate) {}, parent.map(on: .immediate) { $0 }, parent.map(on: .immediate) { $0 })
+        }
+        built.0.requestCancel()
+        built.0.requestCancel()
+        built.1.requestCancel()
+        #expect(requests.values.isEmpty, "the third child is still interested")
+        built.2.requestCancel()
+        #expect(requests.count == 1)
+    }
+
     @Test("a parent with a second observer that never cancels is not cancelled (D2)")
     func secondObserverBlocksPropagation() {
         let (children, resolver, requests) = withSealedParent(IntPromise.self) { parent in

@@ -333,6 +333,27 @@ struct InvalidationTokenTests {
         #expect(requests.values == ["child's"])
     }
 
+    @Test("a token chained while its parent is invalidating is not invalidated in that round (E7)")
+    func chainSnapshotIsTakenBeforeCallingOut() {
+        let parent = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let late = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let ran = Recorder<String>()
+        let (observed, observedResolver) = IntPromise.makeWithResolver()
+        _ = observed.then(on: .immediate, token: late) { _ in ran.record("late token's callback") }
+        let (registered, registeredResolver) = IntPromise.makeWithResolver()
+        registeredResolver.onRequestCancel(on: .immediate) { _ in late.chainInvalidation(from: parent) }
+        parent.requestCancelOnInvalidate(registered)
+        parent.invalidate()
+        observedResolver.fulfill(with: 1)
+        #expect(ran.values == ["late token's callback"], "the chain list was read before calling out")
+        let (next, nextResolver) = IntPromise.makeWithResolver()
+        _ = next.then(on: .immediate, token: late) { _ in ran.record("suppressed") }
+        parent.invalidate()
+        nextResolver.fulfill(with: 2)
+        #expect(ran.values == ["late token's callback"], "later invalidations do reach it")
+        withExtendedLifetime(registered) {}
+    }
+
     @Test("chaining does not retain the child: it can still invalidate on deinit (E7)")
     func chainDoesNotRetainChild() {
         let parent = PromiseInvalidationToken(invalidateOnDeinit: false)
