@@ -179,6 +179,43 @@ struct ConcurrencyStressTests {
     }
 }
 
+extension ConcurrencyStressTests {
+    @Test("registrations racing invalidations on one token are never lost (E5, K1)")
+    func tokenRegistrationsRacingInvalidation() async {
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let requested = Recorder<Int>()
+        let kept = Locked<[IntPromise]>([])
+        let perThread = 500
+        await Self.race(rounds: 1) { _ in
+            var work: [@Sendable () -> Void] = (0..<3).map { thread in
+                {
+                    for index in 0..<perThread {
+                        let id = thread * perThread + index
+                        let (promise, resolver) = IntPromise.makeWithResolver()
+                        resolver.onRequestCancel(on: .immediate) { _ in requested.record(id) }
+                        kept.withLock { $0.append(promise) }
+                        token.requestCancelOnInvalidate(promise)
+                    }
+                }
+            }
+            work.append {
+                for _ in 0..<200 { token.invalidate() }
+            }
+            work.append {
+                for _ in 0..<200 { token.cancelWithoutInvalidating() }
+            }
+            return work
+        }
+        // Whatever the racing invalidations took, one more takes the rest.
+        token.invalidate()
+        let ids = requested.values
+        #expect(ids.count == 3 * perThread)
+        #expect(Set(ids).count == 3 * perThread)
+        #expect(InvalidationTokenTests.callbackNodes(token) == 0)
+        withExtendedLifetime(kept.value) {}
+    }
+}
+
 /// A counter several closures share by reference.
 final class SharedCounter: Sendable {
     private let value = Atomic<Int>(0)
