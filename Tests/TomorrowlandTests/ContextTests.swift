@@ -88,6 +88,42 @@ struct ContextTests {
         #expect(ran.values == ["registered", nil])
     }
 
+    // MARK: Contract shared by every asynchronous context
+
+    enum AsynchronousContext: String, CaseIterable, Sendable {
+        case main, background, utility, `default`, userInitiated, userInteractive, queue, operationQueue, executor
+
+        func make() -> PromiseContext {
+            switch self {
+            case .main: .main
+            case .background: .background
+            case .utility: .utility
+            case .default: .default
+            case .userInitiated: .userInitiated
+            case .userInteractive: .userInteractive
+            case .queue: .queue(makeTaggedQueue("context.contract"))
+            case .operationQueue: .operationQueue(OperationQueue())
+            case .executor: .executor(SerialQueueExecutor(tag: "context.contract.executor"))
+            }
+        }
+    }
+
+    @Test("an asynchronous context never runs a callback inside the registering call, even on a resolved promise (B1)",
+          arguments: AsynchronousContext.allCases)
+    func asynchronousContextsNeverRunInline(kind: AsynchronousContext) async {
+        let context = kind.make()
+        let registeringThread = currentThreadID()
+        let registering = Locked(true)
+        let ranInline = Recorder<Bool>()
+        let child = IntPromise(fulfilled: 1).map(on: context) { value -> Int in
+            ranInline.record(registering.value && currentThreadID() == registeringThread)
+            return value + 1
+        }
+        registering.value = false
+        #expect(await waitForResult(child) == .value(2))
+        #expect(ranInline.values == [false])
+    }
+
     // MARK: B5: .immediate
 
     @Test(".immediate on a resolved promise runs on the registering thread, before registration returns (B5)")
