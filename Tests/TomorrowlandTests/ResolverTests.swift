@@ -277,6 +277,18 @@ struct ResolverTests {
         dangling.requestCancel()
     }
 
+    @Test("PromiseCancellable does not keep the promise alive (C4, §1.4)")
+    func cancellableIsWeak() {
+        let seen = Recorder<String>()
+        let cancellable: PromiseCancellable = {
+            let promise = IntPromise(on: .immediate) { _ in }
+            promise.tap(on: .immediate) { seen.record(describe($0)) }
+            return promise.cancellable
+        }()
+        #expect(seen.values == ["cancelled"], "the promise died although a cancellable still refers to it")
+        cancellable.requestCancel()
+    }
+
     // MARK: L1: handleCallback.
 
     @Test("handleCallback: a value fulfils even when an error is given too (L1)")
