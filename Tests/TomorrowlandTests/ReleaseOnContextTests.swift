@@ -211,6 +211,29 @@ struct ReleaseOnContextTests {
         #expect(await eventually { deaths.count == 1 }, "the value outlived every promise that held it")
     }
 
+    @Test("a chain cancelled through propagation frees its promises and callbacks once the handles are gone (issue 6)")
+    func propagatedCancellationFreesTheChain() async {
+        let deaths = Recorder<DeinitSpy.Death>()
+        var tail: IntPromise? = {
+            let parent = IntPromise(on: .immediate) { [spy = DeinitSpy("work", reportingTo: deaths)] resolver in
+                // Like real work: the cancel handler holds the resolver until the promise resolves.
+                resolver.onRequestCancel(on: .immediate) { _ in
+                    spy.touch()
+                    resolver.cancel()
+                }
+            }
+            return parent
+                .map(on: .immediate) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+                .then(on: .immediate) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
+        }()
+        #expect(deaths.values.isEmpty)
+        tail?.requestCancel()
+        #expect(tail?.result == .cancelled)
+        tail = nil
+        #expect(await eventually { deaths.count == 3 })
+        #expect(Set(deaths.values.map(\.name)) == ["work", "map", "then"])
+    }
+
     @Test("a promise kept alive by its own onRequestCancel closure is freed once cancelled")
     func cancelledPromiseIsFreed() async {
         let deaths = Recorder<DeinitSpy.Death>()
