@@ -172,8 +172,9 @@ public final class EventLoop: @unchecked Sendable {
     /// pending.
     ///
     /// Safe from any thread and from inside the loop's own work. The request is sticky: if no
-    /// ``run()`` is in progress, the next one returns after its first tick. It has no effect on a
-    /// host that runs a borrowed base itself (stop the host's base instead).
+    /// ``run()`` is in progress, the next one returns after its first tick. A host that runs a
+    /// borrowed base itself is not stopped (stop the host's base instead); the request then
+    /// waits for the next ``run()``. ``run(until:)`` ignores it.
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
         if !inEventLoop {
