@@ -24,7 +24,8 @@ extension EventLoop {
     ///    are cancelled as in step 2.
     /// 4. The loop **closes**: from now on ``execute(_:)`` and ``schedule(after:_:)`` are
     ///    precondition failures. Work that still arrived during step 3's last round (or past the
-    ///    round limit) is released without running.
+    ///    round limit) is released without running (a Swift Concurrency job released this way
+    ///    never resumes its task: shut a loop down only after the tasks that prefer it are done).
     /// 5. libevent objects are freed in dependency order (events, then the base if the loop owns
     ///    it); a borrowed base is left to its owner. The loop gives up signal ownership.
     ///
