@@ -1,0 +1,132 @@
+import Synchronization
+
+/// The state of one ``Promise/retry(on:attempts:backoff:shouldRetry:_:)``: which attempt runs,
+/// the wait in progress, and whether a cancel was requested.
+///
+/// Ownership: the result's cancel handler, each attempt's callback and the wait's timer hold the
+/// driver; the driver holds the attempt in flight only weakly (its callback holds the driver),
+/// and the result's handler is released when the result resolves, which ends every cycle.
+///
+/// - Important: `@unchecked Sendable`: `state` is guarded by its lock; the rest is immutable.
+final class RetryDriver<Value, Error>: @unchecked Sendable {
+    private struct State {
+        var attempt = 0
+        var isCancelRequested = false
+        /// The wait between attempts, while it lasts.
+        var timer: PromiseTimer?
+        /// The attempt in flight, counted as observed by the result.
+        weak var current: PromiseBox<Value, Error>?
+    }
+
+    let box = PromiseBox<Value, Error>()
+    private let state = Mutex(State())
+    private let context: PromiseContext
+    private let attempts: Int
+    private let backoff: PromiseRetryBackoff
+    private let shouldRetry: @Sendable (Error) -> Bool
+    private let operation: @Sendable (Int) -> Promise<Value, Error>
+
+    init(
+        context: PromiseContext, attempts: Int, backoff: PromiseRetryBackoff,
+        shouldRetry: @escaping @Sendable (Error) -> Bool,
+        operation: @escaping @Sendable (Int) -> Promise<Value, Error>
+    ) {
+        self.context = context
+        self.attempts = attempts
+        self.backoff = backoff
+        self.shouldRetry = shouldRetry
+        self.operation = operation
+    }
+
+    func start() {
+        box.addCancelHandler(.inline { [self] in cancel() })
+        context.execute(isSynchronous: true) { [self] in runAttempt() }
+    }
+
+    /// Starts the next attempt (on the context), unless a cancel was requested.
+    private func runAttempt() {
+        let number: Int? = state.withLock { state in
+            guard !state.isCancelRequested else { return nil }
+            state.attempt += 1
+            return state.attempt
+        }
+        guard let number else {
+            box.resolve(.cancelled)
+            return
+        }
+        let inner = operation(number).box
+        // The result observes the attempt as `flatMap` observes the promise it adopts.
+        inner.addObserver()
+        let isCancelRequested: Bool = state.withLock { state in
+            state.current = inner
+            return state.isCancelRequested
+        }
+        // A cancel requested while `operation` ran: pass it on now.
+        if isCancelRequested { inner.removeObserver() }
+        inner.register(ObserverNode<Value, Error>(context: context) { [self] result in
+            attemptFinished(number, result)
+        })
+    }
+
+    /// Attempt `number` resolved with `result`; runs on the context.
+    private func attemptFinished(_ number: Int, _ result: PromiseResult<Value, Error>) {
+        let isCancelRequested: Bool = state.withLock { state in
+            state.current = nil
+            return state.isCancelRequested
+        }
+        switch result {
+        case .value, .cancelled:
+            box.resolve(result)
+        case .error(let error):
+            if isCancelRequested {
+                box.resolve(.cancelled)
+            } else if number >= attempts || !shouldRetry(error) {
+                box.resolve(result)
+            } else {
+                wait(afterAttempt: number)
+            }
+        }
+    }
+
+    /// Waits the backoff after attempt `number`, then starts the next one.
+    private func wait(afterAttempt number: Int) {
+        let delay = backoff.delay(afterAttempt: number)
+        guard delay > .zero else {
+            // Already on the context.
+            runAttempt()
+            return
+        }
+        let timer = PromiseTimer(on: context)
+        let isWaiting: Bool = state.withLock { state in
+            guard !state.isCancelRequested else { return false }
+            state.timer = timer
+            return true
+        }
+        guard isWaiting else {
+            box.resolve(.cancelled)
+            return
+        }
+        timer.arm(after: delay) { [self] in
+            state.withLock { $0.timer = nil }
+            runAttempt()
+        }
+    }
+
+    /// A cancel request on the result: ends a wait at once, or passes the request to the attempt
+    /// in flight.
+    private func cancel() {
+        let (timer, current): (PromiseTimer?, PromiseBox<Value, Error>?) = state.withLock { state in
+            state.isCancelRequested = true
+            defer {
+                state.timer = nil
+                state.current = nil
+            }
+            return (state.timer, state.current)
+        }
+        if let timer {
+            timer.cancel()
+            box.resolve(.cancelled)
+        }
+        current?.removeObserver()
+    }
+}
