@@ -32,7 +32,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandTests",
-            dependencies: ["Tomorrowland"]
+            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
         .testTarget(
             name: "TomorrowlandLoopTests",
