@@ -1,4 +1,3 @@
-import Synchronization
 import Tomorrowland
 
 /// A deterministic executor with a virtual clock, for tests.
@@ -10,9 +9,13 @@ import Tomorrowland
 ///
 /// ```swift
 /// let loop = TestLoop()
-/// let promise = Promise<Int, String>(on: .loop(loop), with: .value(1), after: 5)
-/// loop.advance(by: .seconds(4))   // nothing yet
-/// loop.advance(by: .seconds(1))   // the timer fires at exactly 5 s
+/// let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
+///     _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+/// }
+/// loop.advance(by: .seconds(4))        // the handler ran and armed the timer; no value yet
+/// #expect(promise.result == nil)
+/// loop.advance(by: .seconds(1))        // the timer fires at exactly 5 s
+/// #expect(promise.result == .value(1))
 /// try loop.checkNoPendingWork()
 /// ```
 ///
@@ -47,15 +50,16 @@ import Tomorrowland
 /// The loop never calls work, or releases it, while holding its lock, so work may use the loop
 /// freely.
 public final class TestLoop: PromiseExecutor {
-    private struct State: ~Copyable {
+    struct State: ~Copyable {
         let core = SchedulingCore()
         /// Whether a driving call is in progress (on any thread).
         var isDriving = false
     }
 
     // The core is not thread-safe; every access to it goes through this lock, and work taken
-    // out of it runs, and is released, after unlocking.
-    private let state = Mutex(State())
+    // out of it runs, and is released, after unlocking. All mutable state lives here, which is
+    // what makes the class Sendable without `@unchecked`.
+    let state = LockedState(State())
 
     /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.
     public init() {}
@@ -189,27 +193,63 @@ public final class TestLoop: PromiseExecutor {
     /// Runs everything: ready work, then every timer in order, advancing the clock to each
     /// deadline, until nothing is pending.
     ///
+    /// Afterwards ``now`` is the deadline of the last timer that ran (it does not move when
+    /// nothing was pending). Work runs on the calling thread, before this returns.
+    ///
     /// Work that keeps scheduling more (a repeating timer) would never let the loop go idle, so
     /// after `maxSteps` items this stops the program with a precondition failure; drive such
     /// loops with ``advance(by:)`` instead.
     public func runAll(maxSteps: Int = 1_000_000) {
-        var steps = 0
+        let outcome = drain(maxSteps: maxSteps, limit: nil, until: { false })
+        precondition(
+            outcome != .reachedStepLimit,
+            "TestLoop.runAll() ran \(maxSteps) items and work keeps coming (a timer that reschedules itself?); use advance(by:) for such loops")
+    }
+
+    /// How ``drain(maxSteps:limit:until:)`` ended.
+    enum DrainOutcome {
+        /// `shouldStop` returned true.
+        case stopped
+        /// Nothing was pending any more.
+        case idle
+        /// The next item was due after the limit; the clock is at the limit.
+        case reachedTimeLimit
+        /// `maxSteps` items ran and more were due.
+        case reachedStepLimit
+    }
+
+    /// Runs items one by one in key order, moving the clock to each one's deadline, until
+    /// `shouldStop()` (asked before the first item and after each) returns true, nothing is
+    /// pending, the next item is due after `limit`, or `maxSteps` items ran.
+    func drain(maxSteps: Int, limit: UInt64?, until shouldStop: () -> Bool) -> DrainOutcome {
+        enum Step {
+            case run(LoopWork)
+            case end(DrainOutcome)
+        }
         beginDriving()
         defer { endDriving() }
-        ExecutionFlags.running(on: self) {
+        return ExecutionFlags.running(on: self) {
+            var steps = 0
             while true {
-                let work = state.withLock { state -> LoopWork? in
+                if shouldStop() { return .stopped }
+                let next = state.withLock { state -> Step in
+                    guard let deadline = state.core.nextDeadline else { return .end(.idle) }
+                    if let limit, deadline > limit {
+                        _ = state.core.popNext(until: limit)  // nothing is due: moves the clock
+                        return .end(.reachedTimeLimit)
+                    }
+                    if steps == maxSteps { return .end(.reachedStepLimit) }
                     // Whatever comes next, ready work or the earliest timer, is due by its own
                     // deadline, so asking for exactly that keeps the clock on the deadline.
-                    guard let deadline = state.core.nextDeadline else { return nil }
-                    return state.core.popNext(until: deadline)
+                    return .run(state.core.popNext(until: deadline)!)
                 }
-                guard let work else { break }
-                steps += 1
-                precondition(
-                    steps <= maxSteps,
-                    "TestLoop.runAll() ran \(maxSteps) items and work keeps coming (a timer that reschedules itself?); use advance(by:) for such loops")
-                perform(work)
+                switch next {
+                case .run(let work):
+                    steps += 1
+                    perform(work)
+                case .end(let outcome):
+                    return outcome
+                }
             }
         }
     }
@@ -250,8 +290,11 @@ public final class TestLoop: PromiseExecutor {
         case .closure(let body):
             body()
         case .job(let job):
-            job.runSynchronously(
-                isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            // On the task executor, not "isolated to" the serial executor: a nonisolated task job
+            // run as isolated to a serial executor must leave it, which the runtime does by
+            // queueing the job again (behind later work). Actor-isolated jobs need no more: the
+            // runtime confirms their isolation through `checkIsolated()`, true here.
+            job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 

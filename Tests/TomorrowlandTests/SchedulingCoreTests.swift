@@ -271,6 +271,45 @@ struct SchedulingCoreTests {
         #expect(log.events == expected)
     }
 
+    @Test func interleavedSchedulesCancelsAndPopsMatchAReferenceModel() {
+        // Wide deadlines and cancels anywhere in the heap exercise both sift directions of a
+        // removal; pops in between move the clock, so later timers may be raised to it.
+        var generator = SplitMix64(state: 2_026)
+        let core = SchedulingCore()
+        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var order = 0
+        var popped = 0
+        for _ in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<5:
+                let requested = core.currentTime + UInt64.random(in: 0..<1_000_000, using: &generator)
+                let id = core.schedule(at: requested, .closure {})
+                model.append((max(requested, core.currentTime), order, id))
+                order += 1
+            case 5..<8:
+                guard !model.isEmpty else { continue }
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                #expect(core.cancel(victim.id) != nil)
+            default:
+                let target = core.currentTime + UInt64.random(in: 0..<200_000, using: &generator)
+                let due = model.filter { $0.deadline <= target }
+                    .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                for expected in due {
+                    #expect(core.popNext(until: target) != nil)
+                    #expect(core.currentTime == expected.deadline)
+                    // A handed-out timer can no longer be cancelled.
+                    #expect(core.cancel(expected.id) == nil)
+                    popped += 1
+                }
+                #expect(core.popNext(until: target) == nil)
+                model.removeAll { $0.deadline <= target }
+            }
+            #expect(core.timerCount == model.count)
+            #expect(core.nextTimerDeadline == model.map(\.deadline).min())
+        }
+        #expect(popped > 1_000)
+    }
+
     @Test func aHundredThousandTimersCancelledInSchedulingOrderLeaveNothingBehind() {
         nonisolated(unsafe) let core = SchedulingCore()
         let spy = ReleaseSpy()

@@ -55,8 +55,11 @@ package final class SchedulingCore {
     package private(set) var currentTime: UInt64
 
     private var nextSequence: UInt64 = 0
-    private var ready = ReadyQueue()
-    private var timers = TimerHeap()
+    // Unchecked exclusivity: every access is one short call into a queue or heap method that
+    // runs no user code (work is handed back, never released or run inside), so accesses cannot
+    // overlap; the dynamic checks cost about 130 instructions per timer (callgrind, W5 shape).
+    @exclusivity(unchecked) private var ready = ReadyQueue()
+    @exclusivity(unchecked) private var timers = TimerHeap()
 
     /// Creates an empty core whose time starts at `currentTime`.
     package init(currentTime: UInt64 = 0) {
