@@ -50,7 +50,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         super.init()
         // Registered first, so that the operation is finished before any other observer of the
         // promise runs (H4). Weak: the promise must not keep the operation alive.
-        child.register(ObserverNode<Value, Error>(context: .immediate) { [weak self] _ in
+        child.register(ObserverNode(context: .immediate) { [weak self] _ in
             self?.finish()
         })
         // A cancel request on the promise is `cancel()` on the operation (H5).
@@ -58,7 +58,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
             guard let self, !self.isCancelled else { return }
             self.cancel()
         })
-        handlerBox.register(PipeNode(target: child))
+        handlerBox.register(child.pipeNode())
     }
 
     deinit {

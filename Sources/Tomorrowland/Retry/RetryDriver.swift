@@ -63,8 +63,8 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         }
         // A cancel requested while `operation` ran: pass it on now.
         if isCancelRequested { inner.removeObserver() }
-        inner.register(ObserverNode<Value, Error>(context: context) { [self] result in
-            attemptFinished(number, result)
+        inner.register(ObserverNode(context: context) { [self] source in
+            attemptFinished(number, PromiseBox<Value, Error>.resolvedResult(of: source))
         })
     }
 

@@ -29,7 +29,8 @@ extension Promise {
         let child = PromiseBox<Value, Error>()
         child.propagateCancel(to: box)
         let promise = Promise(box: child)
-        box.register(ObserverNode<Value, Error>(context: .immediate) { result in
+        box.register(ObserverNode(context: .immediate) { source in
+            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             // The result travels to the destination with the promise it resolves.
             let delivered = UnsafeTransfer(result)
             timer.arm(after: delay) { child.resolve(delivered.wrapped) }

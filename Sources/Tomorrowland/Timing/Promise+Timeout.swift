@@ -72,6 +72,7 @@ extension Promise {
                 timer.cancel()
                 return .dispatch(context)
             case .run:
+                let child = unsafeDowncast(child, to: PromiseBox<Value, E>.self)
                 return .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
             }
         }

@@ -95,7 +95,7 @@ final class WhenAllNode<InputValue, Element, Output, Error>: PromiseCallbackNode
         self.convert = convert
     }
 
-    override func fire(source: AnyObject, isSynchronous: Bool) -> ReadyCallbacks? {
+    override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         switch PromiseBox<InputValue, Error>.resolvedResult(of: source) {
         case .value(let value): collector.store(convert(value), at: index)
         case .error(let error): collector.fail(.error(error))

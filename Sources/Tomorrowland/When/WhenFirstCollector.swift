@@ -67,7 +67,7 @@ final class WhenFirstNode<Value, Error>: PromiseCallbackNode, @unchecked Sendabl
         self.collector = collector
     }
 
-    override func fire(source: AnyObject, isSynchronous: Bool) -> ReadyCallbacks? {
+    override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         let result = PromiseBox<Value, Error>.resolvedResult(of: source)
         if result.isCancelled {
             collector.inputCancelled()

@@ -5,7 +5,7 @@ protocol WhenObservedInput: PromiseCancelRequestable {
     func removeObserver()
 }
 
-extension PromiseBox: WhenObservedInput {}
+extension PromiseCore: WhenObservedInput {}
 
 /// A weak reference to a `when` input: the combinators never keep their inputs alive.
 struct WeakWhenInput {
