@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A promise whose handler does not run until the promise is first asked for.
 ///
 /// Create it like a ``Promise``, with a context and a handler; nothing runs until the first
@@ -56,18 +54,19 @@ public typealias StdDelayedPromise<Value> = DelayedPromise<Value, Swift.Error>
 /// What all copies of one `DelayedPromise` share: the promise's handle (its seal), the context
 /// and the handler until it starts.
 ///
-/// - Important: `@unchecked Sendable`: `handler` is only touched under its lock, and the rest
+/// - Important: `@unchecked Sendable`: `handler` is only touched under `lock` (after init), and the rest
 ///   is immutable (the promise's storage is thread-safe).
 final class DelayedPromiseStorage<Value, Error>: @unchecked Sendable {
     /// The one handle of the promise, so that the `DelayedPromise` counts as a handle (G5).
     let promise: Promise<Value, Error>
     private let context: PromiseContext
-    private let handler: Mutex<(@Sendable (Promise<Value, Error>.Resolver) -> Void)?>
+    private let lock = SpinLock()
+    private var handler: (@Sendable (Promise<Value, Error>.Resolver) -> Void)?
 
     init(context: PromiseContext, handler: @escaping @Sendable (Promise<Value, Error>.Resolver) -> Void) {
         promise = Promise(box: PromiseBox(delayed: ()))
         self.context = context
-        self.handler = Mutex(handler)
+        self.handler = handler
     }
 
     /// Leaves the delayed state and starts the handler, the first time only.
@@ -76,7 +75,7 @@ final class DelayedPromiseStorage<Value, Error>: @unchecked Sendable {
         // The box's own state transition decides the one winner; cancel requests count from
         // here on.
         guard box.leaveDelayedState() else { return }
-        guard let handler = handler.withLock({ $0.take() }) else { return }
+        guard let handler = lock.withLock({ self.handler.take() }) else { return }
         context.execute(isSynchronous: false) { handler(Promise<Value, Error>.Resolver(box: box)) }
     }
 }

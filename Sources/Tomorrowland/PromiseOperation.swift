@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// An `Operation` that runs a promise handler when the operation starts.
 ///
@@ -16,7 +15,7 @@ import Synchronization
 /// cancelled operation right away). After the start, the handler decides, as with any promise
 /// (through `onRequestCancel`).
 public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendable {
-    // `@unchecked Sendable` as `Operation` is: `state` and `handler` are guarded by their locks,
+    // `@unchecked Sendable` as `Operation` is: `state` and `handler` are guarded by `lock` (after init),
     // everything else is immutable.
 
     /// The resolver the handler receives.
@@ -29,8 +28,9 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
     /// The handler's own storage, delayed until the start.
     private let handlerBox = PromiseBox<Value, Error>(delayed: ())
     private let context: PromiseContext
-    private let handler: Mutex<(@Sendable (Resolver) -> Void)?>
-    private let state = Mutex(State.initial)
+    private let lock = SpinLock()
+    private var handler: (@Sendable (Resolver) -> Void)?
+    private var state = State.initial
     /// The public promise, piped from `handlerBox`.
     private let publicPromise: Promise<Value, Error>
 
@@ -44,7 +44,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
     @preconcurrency
     public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
         self.context = context
-        self.handler = Mutex(handler)
+        self.handler = handler
         let child = PromiseBox<Value, Error>()
         publicPromise = Promise(box: child)
         super.init()
@@ -68,6 +68,12 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         }
     }
 
+    /// Runs `body` on the state under the lock. The lock is the core's ``SpinLock`` (atomics
+    /// ThreadSanitizer sees, unlike `Mutex`'s futex path); the access to the state begins inside it.
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.withLock { body(&state) }
+    }
+
     /// The promise the handler resolves. The same promise on every access.
     public var promise: Promise<Value, Error> {
         publicPromise
@@ -80,12 +86,12 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
 
     /// True from ``start()`` until ``promise`` resolves.
     public override var isExecuting: Bool {
-        state.withLock { $0 == .executing }
+        withState { $0 == .executing }
     }
 
     /// True once ``promise`` has resolved.
     public override var isFinished: Bool {
-        state.withLock { $0 == .finished }
+        withState { $0 == .finished }
     }
 
     /// Starts the handler on its context, or, if cancellation was requested before, cancels
@@ -94,7 +100,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
     /// The handler runs as from an asynchronous trigger: inline on the calling thread for
     /// `.immediate`, on `x` for `.nowOr(x)`.
     public override func start() {
-        let isFirst: Bool = state.withLock { state in
+        let isFirst: Bool = withState { state in
             guard state == .initial else { return false }
             state = .executing
             return true
@@ -107,7 +113,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         guard handlerBox.leaveDelayedState() else { return }
         if child.hasRequestedCancel {
             // Cancelled before the start: the handler never runs (H6).
-            handler.withLock { $0 = nil }
+            lock.withLock { self.handler = nil }
             handlerBox.resolve(.cancelled)
             return
         }
@@ -116,7 +122,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         // cancel it automatically.
         child.propagateCancel(to: handlerBox)
         handlerBox.seal()
-        guard let handler = handler.withLock({ $0.take() }) else { return }
+        guard let handler = lock.withLock({ self.handler.take() }) else { return }
         let box = handlerBox
         context.execute(isSynchronous: false) { handler(Resolver(box: box)) }
     }
@@ -133,7 +139,7 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
 
     /// Moves to finished when the promise resolves (from its first observer).
     private func finish() {
-        let wasExecuting: Bool = state.withLock { state in
+        let wasExecuting: Bool = withState { state in
             let wasExecuting = state == .executing
             state = .finished
             return wasExecuting

@@ -182,3 +182,16 @@ struct RetryTests {
         }
     }
 }
+
+@Suite("retry without a wait")
+struct RetryWithoutWaitTests {
+    @Test func manyAttemptsThatFailAtOnceDoNotNestOnTheStack() {
+        let count = Atomic<Int>(0)
+        let promise = Promise<Int, String>.retry(on: .immediate, attempts: 100_000) { attempt in
+            count.add(1, ordering: .relaxed)
+            return Promise(rejected: "failure \(attempt)")
+        }
+        #expect(promise.result == .error("failure 100000"))
+        #expect(count.load(ordering: .relaxed) == 100_000)
+    }
+}

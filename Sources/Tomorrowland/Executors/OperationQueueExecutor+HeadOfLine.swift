@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Operation queues keep timed work in line (Tomorrowland's rule for `delay`, `timeout` and the
 /// after-initializers on `.operationQueue(_:)`): the operation is added when the timer is
@@ -48,16 +47,23 @@ struct OperationQueueTimerWork: PromiseScheduledWork, @unchecked Sendable {
 
 /// An operation that waits, not ready, until it is given its work (or cancelled).
 ///
-/// `@unchecked Sendable` as `Operation` is: `gate` is guarded by its lock, `queue` is immutable.
+/// `@unchecked Sendable` as `Operation` is: `gate` is guarded by `lock`, `queue` is immutable.
 final class GatedOperation: Operation, @unchecked Sendable {
     private struct Gate {
         var isOpen = false
         var work: (@Sendable () -> Void)?
     }
 
-    private let gate = Mutex(Gate())
+    private let lock = SpinLock()
+    private var gate = Gate()
     /// The queue, for ``PromiseExecutor/isCurrent`` while the work runs.
     private let queue: OperationQueue
+
+    /// Runs `body` on the gate under the lock (the core's ``SpinLock``, which ThreadSanitizer
+    /// sees).
+    private func withGate<R>(_ body: (inout Gate) -> R) -> R {
+        lock.withLock { body(&gate) }
+    }
 
     init(queue: OperationQueue) {
         self.queue = queue
@@ -66,13 +72,13 @@ final class GatedOperation: Operation, @unchecked Sendable {
 
     /// Ready once opened or cancelled (and the inherited conditions, dependencies, hold).
     override var isReady: Bool {
-        let isOpen = gate.withLock { $0.isOpen }
+        let isOpen = withGate { $0.isOpen }
         return (isOpen || isCancelled) && super.isReady
     }
 
     /// Gives the operation its work and makes it ready.
     func open(with work: @escaping @Sendable () -> Void) {
-        let opened: Bool = gate.withLock { gate in
+        let opened: Bool = withGate { gate in
             guard !gate.isOpen else { return false }
             gate.isOpen = true
             gate.work = work
@@ -86,14 +92,14 @@ final class GatedOperation: Operation, @unchecked Sendable {
     override func cancel() {
         super.cancel()
         // The work is released now; a cancelled operation is ready so that the queue drops it.
-        let work = gate.withLock { $0.work.take() }
+        let work = withGate { $0.work.take() }
         withExtendedLifetime(work) {}
         willChangeValue(forKey: "isReady")
         didChangeValue(forKey: "isReady")
     }
 
     override func main() {
-        guard !isCancelled, let work = gate.withLock({ $0.work.take() }) else { return }
+        guard !isCancelled, let work = withGate({ $0.work.take() }) else { return }
         ExecutionFlags.running(on: queue, work)
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The state of one ``Promise/retry(on:attempts:backoff:shouldRetry:_:)``: which attempt runs,
 /// the wait in progress, and whether a cancel was requested.
 ///
@@ -7,7 +5,7 @@ import Synchronization
 /// driver; the driver holds the attempt in flight only weakly (its callback holds the driver),
 /// and the result's handler is released when the result resolves, which ends every cycle.
 ///
-/// - Important: `@unchecked Sendable`: `state` is guarded by its lock; the rest is immutable.
+/// - Important: `@unchecked Sendable`: `state` is guarded by `lock`; the rest is immutable.
 final class RetryDriver<Value, Error>: @unchecked Sendable {
     private struct State {
         var attempt = 0
@@ -16,10 +14,16 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         var timer: PromiseTimer?
         /// The attempt in flight, counted as observed by the result.
         weak var current: PromiseBox<Value, Error>?
+        /// While ``runAttempt()`` starts an attempt: a failure seen meanwhile (an attempt
+        /// already rejected) asks it to loop instead of starting the next attempt from inside
+        /// the current one, so that retries without a wait do not nest on the stack.
+        var isStartingAttempt = false
+        var startsAgain = false
     }
 
     let box = PromiseBox<Value, Error>()
-    private let state = Mutex(State())
+    private let lock = SpinLock()
+    private var state = State()
     private let context: PromiseContext
     private let attempts: Int
     private let backoff: PromiseRetryBackoff
@@ -38,26 +42,47 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         self.operation = operation
     }
 
+    /// Runs `body` on the state under the lock. The lock is the core's ``SpinLock`` (atomics
+    /// ThreadSanitizer sees, unlike `Mutex`'s futex path); the access to the state begins inside it.
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.withLock { body(&state) }
+    }
+
     func start() {
         box.addCancelHandler(.inline { [self] in cancel() })
         context.execute(isSynchronous: true) { [self] in runAttempt() }
     }
 
-    /// Starts the next attempt (on the context), unless a cancel was requested.
+    /// Starts the next attempt (on the context), unless a cancel was requested; loops while
+    /// attempts fail before their start is over and ask for another one at once.
     private func runAttempt() {
-        let number: Int? = state.withLock { state in
-            guard !state.isCancelRequested else { return nil }
-            state.attempt += 1
-            return state.attempt
+        while true {
+            let number: Int? = withState { state in
+                guard !state.isCancelRequested else { return nil }
+                state.attempt += 1
+                state.isStartingAttempt = true
+                state.startsAgain = false
+                return state.attempt
+            }
+            guard let number else {
+                box.resolve(.cancelled)
+                return
+            }
+            startAttempt(number)
+            let again: Bool = withState { state in
+                state.isStartingAttempt = false
+                return state.startsAgain
+            }
+            if !again { return }
         }
-        guard let number else {
-            box.resolve(.cancelled)
-            return
-        }
+    }
+
+    /// Runs `operation` for attempt `number` and observes its promise.
+    private func startAttempt(_ number: Int) {
         let inner = operation(number).box
         // The result observes the attempt as `flatMap` observes the promise it adopts.
         inner.addObserver()
-        let isCancelRequested: Bool = state.withLock { state in
+        let isCancelRequested: Bool = withState { state in
             state.current = inner
             return state.isCancelRequested
         }
@@ -70,7 +95,7 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
 
     /// Attempt `number` resolved with `result`; runs on the context.
     private func attemptFinished(_ number: Int, _ result: PromiseResult<Value, Error>) {
-        let isCancelRequested: Bool = state.withLock { state in
+        let isCancelRequested: Bool = withState { state in
             state.current = nil
             return state.isCancelRequested
         }
@@ -92,12 +117,18 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
     private func wait(afterAttempt number: Int) {
         let delay = backoff.delay(afterAttempt: number)
         guard delay > .zero else {
-            // Already on the context.
-            runAttempt()
+            // Already on the context. Inside a start (the attempt failed at once), the starting
+            // loop goes on; otherwise start here.
+            let deferred: Bool = withState { state in
+                guard state.isStartingAttempt else { return false }
+                state.startsAgain = true
+                return true
+            }
+            if !deferred { runAttempt() }
             return
         }
         let timer = PromiseTimer(on: context)
-        let isWaiting: Bool = state.withLock { state in
+        let isWaiting: Bool = withState { state in
             guard !state.isCancelRequested else { return false }
             state.timer = timer
             return true
@@ -107,7 +138,7 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
             return
         }
         timer.arm(after: delay) { [self] in
-            state.withLock { $0.timer = nil }
+            withState { $0.timer = nil }
             runAttempt()
         }
     }
@@ -115,7 +146,7 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
     /// A cancel request on the result: ends a wait at once, or passes the request to the attempt
     /// in flight.
     private func cancel() {
-        let (timer, current): (PromiseTimer?, PromiseBox<Value, Error>?) = state.withLock { state in
+        let (timer, current): (PromiseTimer?, PromiseBox<Value, Error>?) = withState { state in
             state.isCancelRequested = true
             defer {
                 state.timer = nil

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A one-shot timer on a context's destination executor, for `timeout`, `delay`, the
 /// after-initializers and `retry`.
 ///
@@ -14,7 +12,7 @@ import Synchronization
 /// the executor does with its own handle, so a cancelled timer never keeps a promise's result
 /// alive until its deadline.
 ///
-/// - Important: `@unchecked Sendable`: `state` is only touched under its lock, `executor` and
+/// - Important: `@unchecked Sendable`: `state` is only touched under `lock`, `executor` and
 ///   `reservation` are immutable after init, and the work is only run or released outside the
 ///   lock.
 final class PromiseTimer: @unchecked Sendable {
@@ -27,10 +25,17 @@ final class PromiseTimer: @unchecked Sendable {
         case done
     }
 
-    private let state = Mutex<State>(.idle)
+    private let lock = SpinLock()
+    private var state = State.idle
     private let executor: any PromiseExecutor
     /// The place reserved on a head-of-line executor, if the executor offers one.
     private let reservation: (any PromiseTimerReservation)?
+
+    /// Runs `body` on the state under the lock. The lock is the core's ``SpinLock`` (atomics
+    /// ThreadSanitizer sees, unlike `Mutex`'s futex path); the access to the state begins inside it.
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.withLock { body(&state) }
+    }
 
     /// A timer whose work will run on `context`'s destination executor.
     init(on context: PromiseContext) {
@@ -43,7 +48,7 @@ final class PromiseTimer: @unchecked Sendable {
     ///
     /// Does nothing if the timer was cancelled already (a cancel may race an arm). Arm once.
     func arm(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        let isArmed: Bool = state.withLock { state in
+        let isArmed: Bool = withState { state in
             guard case .idle = state else { return false }
             state = .armed(work, nil)
             return true
@@ -57,7 +62,7 @@ final class PromiseTimer: @unchecked Sendable {
         } else {
             handle = executor.schedule(after: delay) { [self] in fire() }
         }
-        let keep: Bool = state.withLock { state in
+        let keep: Bool = withState { state in
             guard case .armed(let work, nil) = state else { return false }
             state = .armed(work, handle)
             return true
@@ -70,7 +75,7 @@ final class PromiseTimer: @unchecked Sendable {
     /// timeout): inline on `.immediate` and `.nowOr(_:)` before returning, otherwise soon on the
     /// context, unless cancelled first.
     func runNow(on context: PromiseContext, _ work: @escaping @Sendable () -> Void) {
-        let isArmed: Bool = state.withLock { state in
+        let isArmed: Bool = withState { state in
             guard case .idle = state else { return false }
             state = .armed(work, nil)
             return true
@@ -82,7 +87,7 @@ final class PromiseTimer: @unchecked Sendable {
 
     /// Keeps the work from running if it has not started, and releases it. Idempotent.
     func cancel() {
-        let taken: (work: (@Sendable () -> Void)?, handle: (any PromiseScheduledWork)?) = state.withLock { state in
+        let taken: (work: (@Sendable () -> Void)?, handle: (any PromiseScheduledWork)?) = withState { state in
             switch state {
             case .idle:
                 state = .done
@@ -106,7 +111,7 @@ final class PromiseTimer: @unchecked Sendable {
 
     /// Whether the timer was cancelled or has fired.
     var isDone: Bool {
-        state.withLock { state in
+        withState { state in
             if case .done = state { return true }
             return false
         }
@@ -117,7 +122,7 @@ final class PromiseTimer: @unchecked Sendable {
     /// - Parameter resettingExecutingNow: True for executor timers, whose work never runs "now";
     ///   false when the context already set the flag (``runNow(on:_:)``).
     private func fire(resettingExecutingNow: Bool = true) {
-        let work: (@Sendable () -> Void)? = state.withLock { state in
+        let work: (@Sendable () -> Void)? = withState { state in
             guard case .armed(let work, _) = state else { return nil }
             state = .done
             return work
