@@ -89,3 +89,6 @@ func sealedUpstream<Derived>(
     }
     return (derive(upstream), resolver)
 }
+
+/// Whether this process runs with ThreadSanitizer (its runtime is linked in).
+let isThreadSanitizerActive: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
