@@ -99,6 +99,19 @@ struct DelayTests {
         try loop.checkNoPendingWork()
     }
 
+    @Test func onAnOperationQueueTheOperationIsQueuedWhenDelayIsCalled() {
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let delayed = upstream.delay(on: .operationQueue(queue), 0.01)
+        // Queued at once, before the upstream resolves and before the timer starts.
+        #expect(queue.operationCount == 1)
+        queue.addOperation {}
+        resolver.fulfill(with: 6)
+        queue.isSuspended = false
+        #expect(waitForResult(delayed) == .value(6))
+    }
+
     @Test func aDelayOnADispatchQueueWaitsInRealTime() {
         let start = DispatchTime.now()
         let delayed = Promise<Int, String>(fulfilled: 2).delay(on: .utility, 0.05)

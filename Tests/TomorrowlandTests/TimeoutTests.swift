@@ -194,6 +194,23 @@ struct TimeoutTests {
         try loop.checkNoPendingWork()
     }
 
+    @Test func onAnOperationQueueTheTimeoutIsQueuedAtOnceAndDroppedWhenTheUpstreamResolves() {
+        let queue = OperationQueue()
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .operationQueue(queue), delay: 60)
+        #expect(queue.operationCount == 1)
+        resolver.fulfill(with: 1)
+        #expect(waitForResult(timeout) == .value(1))
+        #expect(waitUntil { queue.operationCount == 0 })
+    }
+
+    @Test func onAnOperationQueueTheTimeoutFiresOnTheQueue() {
+        let queue = OperationQueue()
+        let (upstream, _) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .operationQueue(queue), delay: 0.02)
+        #expect(waitForResult(timeout) == .error(.timedOut))
+    }
+
     @Test func aTimeoutOnADispatchQueueFiresInRealTime() {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
