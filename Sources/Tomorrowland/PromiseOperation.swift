@@ -113,7 +113,9 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         guard handlerBox.leaveDelayedState() else { return }
         if child.hasRequestedCancel {
             // Cancelled before the start: the handler never runs (H6).
-            lock.withLock { self.handler = nil }
+            // Taken out and released after unlocking: its captures are the user's.
+            let dropped = lock.withLock { self.handler.take() }
+            withExtendedLifetime(dropped) {}
             handlerBox.resolve(.cancelled)
             return
         }

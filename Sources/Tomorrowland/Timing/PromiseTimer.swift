@@ -109,25 +109,20 @@ final class PromiseTimer: @unchecked Sendable {
         // `taken.work` is released here, outside the lock.
     }
 
-    /// Whether the timer was cancelled or has fired.
-    var isDone: Bool {
-        withState { state in
-            if case .done = state { return true }
-            return false
-        }
-    }
-
     /// Runs the work, unless it was cancelled.
     ///
     /// - Parameter resettingExecutingNow: True for executor timers, whose work never runs "now";
     ///   false when the context already set the flag (``runNow(on:_:)``).
     private func fire(resettingExecutingNow: Bool = true) {
-        let work: (@Sendable () -> Void)? = withState { state in
-            guard case .armed(let work, _) = state else { return nil }
+        // The handle is taken out too, so that the executor's handle is released outside the
+        // lock (an executor is any type; its deinit is not ours to run under our lock).
+        let taken: (work: (@Sendable () -> Void)?, handle: (any PromiseScheduledWork)?) = withState { state in
+            guard case .armed(let work, let handle) = state else { return (nil, nil) }
             state = .done
-            return work
+            return (work, handle)
         }
-        guard let work else { return }
+        withExtendedLifetime(taken.handle) {}
+        guard let work = taken.work else { return }
         if resettingExecutingNow {
             ExecutionFlags.with(isExecutingNow: false, work)
         } else {
