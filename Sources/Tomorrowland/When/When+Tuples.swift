@@ -6,7 +6,7 @@ import Dispatch
 
 /// One input of a tuple-form `when(fulfilled:)`, with its value type erased.
 struct WhenTupleInput<Output, Error> {
-    let box: any WhenObservedInput
+    let box: PromiseCore
     /// The input's result if it has one, its value erased.
     let currentResult: () -> PromiseResult<Any, Error>?
     /// Registers the input's callback for slot `index`.

@@ -10,8 +10,7 @@ import Synchronization
 ///
 /// - Important: `@unchecked Sendable`: each slot is written once, by the callback of its input,
 ///   and read only after `remaining` reached zero (acquire-release on the counter orders every
-///   write before the read); `inputs` is read-only once callbacks are registered; the rest is
-///   immutable or atomic.
+///   write before the read), `makeOutput` runs once, and the rest is immutable or atomic.
 final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
     let box = PromiseBox<Output, Error>()
     private let slots: UnsafeMutablePointer<Element?>
@@ -21,8 +20,8 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
     private let executor: any PromiseExecutor
     private let cancelOnFailure: Bool
     private let makeOutput: (UnsafeMutableBufferPointer<Element?>) -> Output
-    /// Set by ``observe(_:)`` before the first callback is registered.
-    private(set) var inputs: WhenInputs
+    /// Filled by ``observe(_:)`` before the first callback is registered.
+    let inputs: WhenInputs
 
     /// - Parameters:
     ///   - executor: Where the outcome is delivered.
@@ -46,7 +45,7 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
 
     /// Counts `input` as observed by the result. Call for every input, in order, before
     /// registering any callback, then ``startPropagatingCancel()``.
-    func observe(_ input: any WhenObservedInput) {
+    func observe(_ input: PromiseCore) {
         inputs.observe(input)
     }
 

@@ -4,8 +4,8 @@ import Synchronization
 /// The shared state of one asynchronous `when(first:)`: the result's storage and the count of
 /// inputs that have not been cancelled.
 ///
-/// - Important: `@unchecked Sendable`: `inputs` is read-only once callbacks are registered; the
-///   rest is immutable or atomic.
+/// - Important: `@unchecked Sendable` only because `Value` and `Error` are unconstrained: the
+///   state is immutable or atomic, and results travel with the promise they resolve.
 final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
     let box = PromiseBox<Value, Error>()
     /// Inputs not cancelled yet, plus one while callbacks are being registered, so that a count
@@ -13,7 +13,7 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
     private let remaining: Atomic<Int>
     private let won = OnceFlag()
     private let cancelRemaining: Bool
-    private(set) var inputs: WhenInputs
+    let inputs: WhenInputs
 
     init(count: Int, cancelRemaining: Bool) {
         remaining = Atomic(count + 1)
@@ -23,7 +23,7 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
 
     /// Counts `input` as observed by the result. Call for every input before registering any
     /// callback, then ``startPropagatingCancel()``.
-    func observe(_ input: any WhenObservedInput) {
+    func observe(_ input: PromiseCore) {
         inputs.observe(input)
     }
 

@@ -1,47 +1,45 @@
-/// An input of `when`, as the combinators see it once its type is erased: something to observe
-/// (propagating observer counting) and to cancel, held weakly.
-protocol WhenObservedInput: PromiseCancelRequestable {
-    func addObserver()
-    func removeObserver()
-}
-
-extension PromiseCore: WhenObservedInput {}
-
-/// A weak reference to a `when` input: the combinators never keep their inputs alive.
-struct WeakWhenInput {
-    weak var input: (any WhenObservedInput)?
-}
-
-/// The inputs of one `when` call, weakly held, for cancel requests and observer counting.
+/// The inputs of one `when` call, for cancel requests and observer counting, held without
+/// keeping them alive.
 ///
-/// Written completely before any input's callback is registered, read-only afterwards, so the
-/// callbacks, which may run on any thread, read it without a lock (they are ordered after the
-/// writes by the input's own lock, taken to register them).
-struct WhenInputs: @unchecked Sendable {
-    private var inputs: ContiguousArray<WeakWhenInput> = []
+/// The references are the core's unowned kind (``UnownedCoreReference``), not `weak`: a `weak`
+/// reference would give every input a side table and slow-path reference counting for the rest
+/// of its life.
+///
+/// - Important: `@unchecked Sendable`: `references` is written completely before any input's
+///   callback is registered and read-only afterwards, so the callbacks, which may run on any
+///   thread, read it without a lock (they are ordered after the writes by the input's own lock,
+///   taken to register them).
+final class WhenInputs: @unchecked Sendable {
+    private var references: ContiguousArray<UnownedCoreReference> = []
 
     init(capacity: Int) {
-        inputs.reserveCapacity(capacity)
+        references.reserveCapacity(capacity)
+    }
+
+    deinit {
+        for reference in references {
+            reference.release()
+        }
     }
 
     /// Adds `input` and counts it as observed (a propagating observer per occurrence).
-    mutating func observe(_ input: any WhenObservedInput) {
+    func observe(_ input: PromiseCore) {
         input.addObserver()
-        inputs.append(WeakWhenInput(input: input))
+        references.append(UnownedCoreReference(input))
     }
 
     /// Each observer asks for cancellation: inputs with no other observer and no handle left
     /// are cancelled (automatic propagation).
     func removeObservers() {
-        for entry in inputs {
-            entry.input?.removeObserver()
+        for reference in references {
+            reference.load()?.removeObserver()
         }
     }
 
     /// Requests cancellation of every input that still exists.
     func requestCancelAll() {
-        for entry in inputs {
-            entry.input?.requestCancel()
+        for reference in references {
+            reference.load()?.requestCancel()
         }
     }
 }
