@@ -2,7 +2,7 @@
 /// the wait in progress, and whether a cancel was requested.
 ///
 /// Ownership: the result's cancel handler, each attempt's callback and the wait's timer hold the
-/// driver; the driver holds the attempt in flight only weakly (its callback holds the driver),
+/// driver; the driver holds the attempt in flight without keeping it alive (its callback holds the driver),
 /// and the result's handler is released when the result resolves, which ends every cycle.
 ///
 /// - Important: `@unchecked Sendable`: `state` is guarded by `lock`; the rest is immutable.
@@ -12,8 +12,9 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         var isCancelRequested = false
         /// The wait between attempts, while it lasts.
         var timer: PromiseTimer?
-        /// The attempt in flight, counted as observed by the result.
-        weak var current: PromiseBox<Value, Error>?
+        /// The attempt in flight, counted as observed by the result; held without keeping it
+        /// alive (the core's unowned kind, which costs the attempt no side table).
+        var current: UpstreamReferenceBox?
         /// While ``runAttempt()`` starts an attempt: a failure seen meanwhile (an attempt
         /// already rejected) asks it to loop instead of starting the next attempt from inside
         /// the current one, so that retries without a wait do not nest on the stack.
@@ -83,7 +84,7 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         // The result observes the attempt as `flatMap` observes the promise it adopts.
         inner.addObserver()
         let isCancelRequested: Bool = withState { state in
-            state.current = inner
+            state.current = UpstreamReferenceBox(inner)
             return state.isCancelRequested
         }
         // A cancel requested while `operation` ran: pass it on now.
@@ -146,7 +147,7 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
     /// A cancel request on the result: ends a wait at once, or passes the request to the attempt
     /// in flight.
     private func cancel() {
-        let (timer, current): (PromiseTimer?, PromiseBox<Value, Error>?) = withState { state in
+        let (timer, current): (PromiseTimer?, UpstreamReferenceBox?) = withState { state in
             state.isCancelRequested = true
             defer {
                 state.timer = nil
@@ -158,6 +159,6 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
             timer.cancel()
             box.resolve(.cancelled)
         }
-        current?.removeObserver()
+        current?.reference.load()?.removeObserver()
     }
 }

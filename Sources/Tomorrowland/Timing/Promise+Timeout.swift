@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Promise {
     /// A new promise that adopts this promise's value or cancellation, or is rejected with
@@ -46,9 +47,10 @@ extension Promise {
 
     /// The machinery of every `timeout` form.
     ///
-    /// The returned promise is the derived box itself (registered on this promise with
-    /// `context`), so the upstream result takes the ordinary callback path; the timer holds it
-    /// weakly, and is cancelled the moment the upstream resolves.
+    /// The returned promise is the derived promise itself (registered on this promise with
+    /// `context`), so the upstream result takes the ordinary callback path; the timer is
+    /// cancelled the moment the upstream resolves. What the timer and the cancel handler share
+    /// is one ``TimeoutLink``.
     func makeTimeout<E>(
         on context: PromiseContext,
         delay: Duration,
@@ -59,12 +61,8 @@ extension Promise {
         // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
         // operation queue gets its place in line now.
         let timer = PromiseTimer(on: context)
-        // One cancel request upstream, from whichever comes first: the timeout or a cancel
-        // request on the returned promise (F7).
-        let once = OnceFlag()
-        let propagateCancel: @Sendable () -> Void = { [weak upstream] in
-            if once.claim() { upstream?.removeObserver() }
-        }
+        // The returned promise observes the upstream; it gives the observation up once, by the
+        // timeout or by a cancel request (F7).
         upstream.addObserver()
         let promise: Promise<Value, E> = derive(propagatingCancel: false) { child, source, stage in
             switch stage {
@@ -76,29 +74,69 @@ extension Promise {
                 return .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
             }
         }
-        let child = promise.box
-        child.addCancelHandler(.inline(propagateCancel))
-        // `timedOut` is an error value only read when the timeout fires; it travels with the
-        // promise it rejects, like any error.
-        let timedOutError = UnsafeTransfer(timedOut)
-        let action: @Sendable () -> Void = { [weak child, weak upstream] in
-            // No child: nobody can observe the outcome any more.
-            guard let child else { return }
-            // The upstream may have resolved after the timer became due but before this ran, its
-            // callback still on the way: its result wins.
-            if let result = upstream?.result {
-                CallbackDrain.run(child.settle(transform(result)))
-            } else {
-                CallbackDrain.run(child.settle(.error(timedOutError.wrapped)))
-            }
-            propagateCancel()
-        }
+        let link = TimeoutLink(child: promise.box, upstream: upstream, timedOut: timedOut, transform: transform)
+        promise.box.addCancelHandler(.inline { link.propagateCancel() })
         if delay <= .zero {
-            timer.runNow(on: context, action)
+            timer.runNow(on: context) { link.timeoutFired() }
         } else {
-            timer.arm(after: delay, action)
+            timer.arm(after: delay) { link.timeoutFired() }
         }
         return promise
+    }
+}
+
+/// What a `timeout`'s timer and its cancel handler share: the two promises, held without keeping
+/// them alive, and the one-shot cancel request upstream.
+///
+/// The references are the core's unowned kind (``UnownedCoreReference``), not `weak`, which
+/// would give both promises a side table for the rest of their lives.
+///
+/// - Important: `@unchecked Sendable`: the references are immutable and thread-safe to load,
+///   the flag is atomic, and `timedOut` is an error value only read (it travels with the
+///   promise it rejects, like any error).
+final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
+    private let child: UnownedCoreReference
+    private let upstream: UnownedCoreReference
+    private let hasPropagated = Atomic<Bool>(false)
+    private let timedOut: E
+    private let transform: @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
+
+    init(
+        child: PromiseBox<Value, E>, upstream: PromiseBox<Value, Error>, timedOut: E,
+        transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
+    ) {
+        self.child = UnownedCoreReference(child)
+        self.upstream = UnownedCoreReference(upstream)
+        self.timedOut = timedOut
+        self.transform = transform
+    }
+
+    deinit {
+        child.release()
+        upstream.release()
+    }
+
+    /// Gives up the returned promise's observation of the upstream, the first time only: a
+    /// propagating observer's cancel request (F7).
+    func propagateCancel() {
+        guard !hasPropagated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        upstream.load()?.removeObserver()
+    }
+
+    /// The timer fired (or a zero delay ran): rejects the returned promise with the timeout, or
+    /// gives it the upstream result if that arrived meanwhile, then asks the upstream to cancel.
+    func timeoutFired() {
+        // No returned promise any more: nobody can observe the outcome.
+        guard let core = child.load() else { return }
+        let child = unsafeDowncast(core, to: PromiseBox<Value, E>.self)
+        // The upstream may have resolved after the timer became due but before this ran, its
+        // callback still on the way: its result wins.
+        if let upstream = upstream.load(), let result = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result {
+            CallbackDrain.run(child.settle(transform(result)))
+        } else {
+            CallbackDrain.run(child.settle(.error(timedOut)))
+        }
+        propagateCancel()
     }
 }
 

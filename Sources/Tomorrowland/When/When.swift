@@ -11,7 +11,7 @@ import Dispatch
 /// `DispatchQueue.global(qos: qos)`.
 ///
 /// Each input counts the result as a propagating observer: a cancel request on the result asks
-/// every input (inputs are held weakly). An empty array gives `[]` at once. Time and memory are
+/// every input (inputs are not kept alive by the result). An empty array gives `[]` at once. Time and memory are
 /// linear in the number of inputs.
 ///
 /// - Parameters:
@@ -72,7 +72,7 @@ public func when<Value, Error>(fulfilled promises: [Promise<Value, Error>], qos:
 /// resolves the input, with no hop. An empty array gives a cancelled promise. Duplicates are fine.
 ///
 /// Each input counts the result as a propagating observer: a cancel request on the result asks
-/// every input (inputs are held weakly).
+/// every input (inputs are not kept alive by the result).
 ///
 /// - Parameters:
 ///   - promises: The inputs.
