@@ -2,8 +2,9 @@
 /// the wait in progress, and whether a cancel was requested.
 ///
 /// Ownership: the result's cancel handler, each attempt's callback and the wait's timer hold the
-/// driver; the driver holds the attempt in flight without keeping it alive (its callback holds the driver),
-/// and the result's handler is released when the result resolves, which ends every cycle.
+/// driver; the driver refers to the attempt in flight without keeping it alive (its callback
+/// holds the driver), and the result's handler is released when the result resolves, which ends
+/// every cycle.
 ///
 /// - Important: `@unchecked Sendable`: `state` is guarded by `lock`; the rest is immutable.
 final class RetryDriver<Value, Error>: @unchecked Sendable {
