@@ -145,6 +145,23 @@ struct PromiseOperationTests {
         #expect(first.promise.result == .value(1))
     }
 
+    @Test func aCancelRacingTheStartEitherPreventsTheHandlerOrReachesIt() {
+        for _ in 0..<300 {
+            let ran = Atomic<Int>(0)
+            let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
+                ran.add(1, ordering: .relaxed)
+                resolver.onRequestCancel(on: .immediate) { $0.cancel() }
+            }
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 { operation.start() } else { operation.cancel() }
+            }
+            // Either way the promise ends cancelled and the handler ran at most once.
+            #expect(waitForResult(operation.promise) == .cancelled)
+            #expect(ran.load(ordering: .relaxed) <= 1)
+            #expect(operation.isFinished)
+        }
+    }
+
     @Test func aQueueStartsACancelledOperationAndThePromiseIsCancelled() {
         let queue = OperationQueue()
         queue.isSuspended = true

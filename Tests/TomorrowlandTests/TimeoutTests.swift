@@ -211,6 +211,18 @@ struct TimeoutTests {
         #expect(waitForResult(timeout) == .error(.timedOut))
     }
 
+    @Test func anUpstreamRacingTheTimerOnOtherThreadsGivesExactlyOneOutcome() {
+        for index in 0..<300 {
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .utility, delay: 0.0001)
+            DispatchQueue.global().async { resolver.fulfill(with: index) }
+            let result = waitForResult(timeout)
+            #expect(result == .value(index) || result == .error(.timedOut))
+            // Whatever won, the result never changes afterwards.
+            #expect(timeout.result == result)
+        }
+    }
+
     @Test func aTimeoutOnADispatchQueueFiresInRealTime() {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()

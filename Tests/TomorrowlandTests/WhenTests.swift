@@ -42,6 +42,32 @@ struct WhenFulfilledTests {
         #expect(waitForResult(all) == .value([1, 2]))
     }
 
+    @Test func inputsResolvedConcurrentlyFromManyThreadsKeepTheirOrder() {
+        let pairs = (0..<2_000).map { _ in Promise<Int, String>.makeWithResolver() }
+        let all = when(fulfilled: pairs.map(\.0))
+        let resolvers = UnsafeSendable(pairs.map(\.1))
+        DispatchQueue.concurrentPerform(iterations: 2_000) { index in
+            resolvers.value[index].fulfill(with: index)
+        }
+        #expect(waitForResult(all) == .value(Array(0..<2_000)))
+    }
+
+    @Test func aFailureRacingTheLastValuesGivesOneOutcome() {
+        for _ in 0..<100 {
+            let pairs = (0..<8).map { _ in Promise<Int, String>.makeWithResolver() }
+            let all = when(fulfilled: pairs.map(\.0))
+            let resolvers = UnsafeSendable(pairs.map(\.1))
+            DispatchQueue.concurrentPerform(iterations: 8) { index in
+                if index == 5 {
+                    resolvers.value[index].reject(with: "five")
+                } else {
+                    resolvers.value[index].fulfill(with: index)
+                }
+            }
+            #expect(waitForResult(all) == .error("five"))
+        }
+    }
+
     @Test func theFirstFailureInResolutionOrderWins() {
         let pairs = (0..<3).map { _ in Promise<Int, String>.makeWithResolver() }
         let all = when(fulfilled: pairs.map(\.0))
