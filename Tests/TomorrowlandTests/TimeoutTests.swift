@@ -239,31 +239,3 @@ struct TimeoutTests {
         #expect(waitForResult(timeout, seconds: 10) == .value(9))
     }
 }
-
-@Suite("PromiseTimeoutError")
-struct PromiseTimeoutErrorTests {
-    @Test func equalityComparesCaseAndPayload() {
-        #expect(PromiseTimeoutError<String>.timedOut == .timedOut)
-        #expect(PromiseTimeoutError<String>.rejected("a") == .rejected("a"))
-        #expect(PromiseTimeoutError<String>.rejected("a") != .rejected("b"))
-        #expect(PromiseTimeoutError<String>.timedOut != .rejected("a"))
-    }
-
-    @Test func hashingSeparatesTheCases() {
-        let set: Set<PromiseTimeoutError<Int>> = [.timedOut, .rejected(1), .rejected(1), .timedOut, .rejected(2)]
-        #expect(set.count == 3)
-    }
-
-    @Test func userInfoDescribesEachCase() {
-        let timedOut = PromiseTimeoutError<String>.timedOut.errorUserInfo
-        #expect(timedOut[NSLocalizedFailureReasonErrorKey] as? String != nil)
-
-        let plain = PromiseTimeoutError<String>.rejected("disk full").errorUserInfo
-        #expect(plain[NSLocalizedFailureReasonErrorKey] as? String == "disk full")
-
-        let underlying = TimeTestError(code: 3)
-        let wrapped = PromiseTimeoutError<TimeTestError>.rejected(underlying).errorUserInfo
-        #expect(wrapped[NSUnderlyingErrorKey] as? NSError != nil)
-        #expect(wrapped[NSLocalizedDescriptionKey] as? String == underlying.localizedDescription)
-    }
-}
