@@ -1,3 +1,4 @@
+import Tomorrowland
 import Synchronization
 
 /// A thread-safe, append-only log that callbacks running on any thread write to.
@@ -5,7 +6,7 @@ import Synchronization
 /// Swift 6 test code cannot mutate captured variables from `@Sendable` callbacks; it records
 /// into one of these instead and reads the log once the callbacks are known to have run.
 final class Recorder<Element: Sendable>: Sendable {
-    private let entries = Mutex<[Element]>([])
+    private let entries = LockedValue<[Element]>([])
 
     init() {}
 
@@ -27,10 +28,10 @@ final class Recorder<Element: Sendable>: Sendable {
 
 /// A single thread-safe value, for flags and counters shared with callbacks.
 final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
+    private let storage: LockedValue<Value>
 
     init(_ value: Value) {
-        storage = Mutex(value)
+        storage = LockedValue(value)
     }
 
     /// The current value.

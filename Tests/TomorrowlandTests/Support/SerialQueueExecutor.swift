@@ -41,10 +41,10 @@ final class SerialQueueExecutor: PromiseExecutor {
 
     /// Work waiting for its deadline; cancelling drops (and releases) it.
     private final class ScheduledWork: PromiseScheduledWork {
-        private let work: Mutex<(@Sendable () -> Void)?>
+        private let work: LockedValue<(@Sendable () -> Void)?>
 
         init(_ work: @escaping @Sendable () -> Void) {
-            self.work = Mutex(work)
+            self.work = LockedValue(work)
         }
 
         func run() {
