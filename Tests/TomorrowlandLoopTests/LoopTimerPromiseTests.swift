@@ -10,7 +10,7 @@ import TomorrowlandLoop
 @Suite("Timers of promises on an EventLoop")
 struct LoopTimerPromiseTests {
     private final class Log: Sendable {
-        private let storage = Mutex<[String]>([])
+        private let storage = LockedValue<[String]>([])
         var values: [String] { storage.withLock { $0 } }
         func record(_ value: String) { storage.withLock { $0.append(value) } }
     }

@@ -126,7 +126,7 @@ struct PromiseOperationTests {
     @Test func onAQueueDependantsWaitForThePromiseNotForTheHandler() {
         let queue = OperationQueue()
         let events = TimeTestRecorder<String>()
-        let resolverSlot = Mutex<Promise<Int, String>.Resolver?>(nil)
+        let resolverSlot = LockedValue<Promise<Int, String>.Resolver?>(nil)
         let first = PromiseOperation<Int, String>(on: .immediate) { resolver in
             resolverSlot.withLock { $0 = resolver }
             events.record("handler returned")

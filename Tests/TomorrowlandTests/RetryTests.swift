@@ -152,7 +152,7 @@ struct RetryTests {
 
     @Test func aValueThatArrivesDespiteACancelRequestIsKept() throws {
         let loop = TestLoop()
-        let slot = Mutex<Promise<Int, String>.Resolver?>(nil)
+        let slot = LockedValue<Promise<Int, String>.Resolver?>(nil)
         let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3) { _ in
             let (attempt, resolver) = Promise<Int, String>.makeWithResolver()
             slot.withLock { $0 = resolver }

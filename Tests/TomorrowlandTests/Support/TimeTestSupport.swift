@@ -5,7 +5,7 @@ import Tomorrowland
 
 /// Records what happens, in order, from any thread.
 final class TimeTestRecorder<Element: Sendable>: Sendable {
-    private let storage = Mutex<[Element]>([])
+    private let storage = LockedValue<[Element]>([])
 
     var values: [Element] { storage.withLock { $0 } }
 
@@ -25,14 +25,14 @@ final class TimeTestPayload: Sendable {
 
 /// A weak reference readable from any thread.
 final class TimeTestWeak<Object: AnyObject & Sendable>: Sendable {
-    private let storage: Mutex<Weak>
+    private let storage: LockedValue<Weak>
 
     private struct Weak {
         weak var object: Object?
     }
 
     init(_ object: Object) {
-        storage = Mutex(Weak(object: object))
+        storage = LockedValue(Weak(object: object))
     }
 
     var object: Object? { storage.withLock { $0.object } }
@@ -47,7 +47,7 @@ struct TimeTestError: Error, Equatable {
 /// point. Returns nil if it does not resolve within `seconds`.
 func waitForResult<Value, Error>(_ promise: Promise<Value, Error>, seconds: Double = 10) -> PromiseResult<Value, Error>? {
     let semaphore = DispatchSemaphore(value: 0)
-    let result = Mutex<UnsafeSendable<PromiseResult<Value, Error>>?>(nil)
+    let result = LockedValue<UnsafeSendable<PromiseResult<Value, Error>>?>(nil)
     promise.tap(on: .immediate) { outcome in
         result.withLock { $0 = UnsafeSendable(outcome) }
         semaphore.signal()
