@@ -16,8 +16,9 @@ public struct DelayedPromise<Value, Error>: Equatable {
     ///
     /// - Parameters:
     ///   - context: Where `handler` runs. The start is an asynchronous trigger: `.immediate`
-    ///     runs `handler` inside the first ``promise`` access (with ``PromiseContext/isExecutingNow``
-    ///     false), `.nowOr(x)` runs it on `x`, every other context runs it asynchronously.
+    ///     runs `handler` inside the first ``promise`` access (with
+    ///     ``PromiseContext/isExecutingNow`` false), `.nowOr(x)` runs it on `x`, every other
+    ///     context runs it asynchronously.
     ///   - handler: Receives the resolver. It is released after it runs, or when the
     ///     `DelayedPromise` is dropped without ever being accessed.
     @preconcurrency
@@ -54,8 +55,8 @@ public typealias StdDelayedPromise<Value> = DelayedPromise<Value, Swift.Error>
 /// What all copies of one `DelayedPromise` share: the promise's handle (its seal), the context
 /// and the handler until it starts.
 ///
-/// - Important: `@unchecked Sendable`: `handler` is only touched under `lock` (after init), and the rest
-///   is immutable (the promise's storage is thread-safe).
+/// - Important: `@unchecked Sendable`: `handler` is only touched under `lock` (after init), and
+///   the rest is immutable (the promise's storage is thread-safe).
 final class DelayedPromiseStorage<Value, Error>: @unchecked Sendable {
     /// The one handle of the promise, so that the `DelayedPromise` counts as a handle (G5).
     let promise: Promise<Value, Error>

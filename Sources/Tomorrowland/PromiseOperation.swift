@@ -15,8 +15,8 @@ import Foundation
 /// cancelled operation right away). After the start, the handler decides, as with any promise
 /// (through `onRequestCancel`).
 public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendable {
-    // `@unchecked Sendable` as `Operation` is: `state` and `handler` are guarded by `lock` (after init),
-    // everything else is immutable.
+    // `@unchecked Sendable` as `Operation` is: `state` and `handler` are guarded by `lock` (after
+    // init), everything else is immutable.
 
     /// The resolver the handler receives.
     public typealias Resolver = Promise<Value, Error>.Resolver
@@ -68,8 +68,9 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         }
     }
 
-    /// Runs `body` on the state under the lock. The lock is the core's ``SpinLock`` (atomics
-    /// ThreadSanitizer sees, unlike `Mutex`'s futex path); the access to the state begins inside it.
+    /// Runs `body` on the state under the lock: the core's ``SpinLock``, whose atomics
+    /// ThreadSanitizer sees (unlike `Mutex`'s futex path). The access to the state begins inside
+    /// the lock.
     private func withState<R>(_ body: (inout State) -> R) -> R {
         lock.withLock { body(&state) }
     }

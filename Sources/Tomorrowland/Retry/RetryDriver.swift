@@ -44,8 +44,9 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         self.operation = operation
     }
 
-    /// Runs `body` on the state under the lock. The lock is the core's ``SpinLock`` (atomics
-    /// ThreadSanitizer sees, unlike `Mutex`'s futex path); the access to the state begins inside it.
+    /// Runs `body` on the state under the lock: the core's ``SpinLock``, whose atomics
+    /// ThreadSanitizer sees (unlike `Mutex`'s futex path). The access to the state begins inside
+    /// the lock.
     private func withState<R>(_ body: (inout State) -> R) -> R {
         lock.withLock { body(&state) }
     }

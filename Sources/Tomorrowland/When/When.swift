@@ -11,8 +11,8 @@ import Dispatch
 /// `DispatchQueue.global(qos: qos)`.
 ///
 /// Each input counts the result as a propagating observer: a cancel request on the result asks
-/// every input (inputs are not kept alive by the result). An empty array gives `[]` at once. Time and memory are
-/// linear in the number of inputs.
+/// every input (inputs are not kept alive by the result). An empty array gives `[]` at once.
+/// Time and memory are linear in the number of inputs.
 ///
 /// - Parameters:
 ///   - promises: The inputs.
