@@ -5,6 +5,7 @@ extension Duration {
     ///
     /// Negative intervals and NaN give `.zero`; intervals too large to represent (infinity
     /// included) saturate at about 292 billion years, which never fires in practice.
+    @usableFromInline
     init(timeInterval: TimeInterval) {
         guard timeInterval > 0 else {
             self = .zero

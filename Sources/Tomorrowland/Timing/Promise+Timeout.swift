@@ -27,6 +27,7 @@ extension Promise {
     ///     `.nowOr(.auto)`.
     ///   - delay: The time allowed, in seconds.
     /// - Returns: The new promise.
+    @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: TimeInterval) -> Promise<Value, PromiseTimeoutError<Error>> {
         timeout(on: context, delay: Duration(timeInterval: delay))
     }
@@ -35,6 +36,7 @@ extension Promise {
     /// ``PromiseTimeoutError/timedOut`` if this promise has not resolved within `delay`.
     ///
     /// The `Duration` form of ``timeout(on:delay:)-(_,TimeInterval)``, with the same rules.
+    @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: Duration) -> Promise<Value, PromiseTimeoutError<Error>> {
         makeTimeout(on: context, delay: delay, timedOut: .timedOut) { result in
             switch result {
@@ -51,6 +53,7 @@ extension Promise {
     /// `context`), so the upstream result takes the ordinary callback path; the timer is
     /// cancelled the moment the upstream resolves. What the timer and the cancel handler share
     /// is one ``TimeoutLink``.
+    @inlinable
     func makeTimeout<E>(
         on context: PromiseContext,
         delay: Duration,
@@ -94,6 +97,7 @@ extension Promise {
 /// - Important: `@unchecked Sendable`: the references are immutable and thread-safe to load,
 ///   the flag is atomic, and `timedOut` is an error value only read (it travels with the
 ///   promise it rejects, like any error).
+@usableFromInline
 final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
     private let child: UnownedCoreReference
     private let upstream: UnownedCoreReference
@@ -101,6 +105,7 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
     private let timedOut: E
     private let transform: @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
 
+    @usableFromInline
     init(
         child: PromiseBox<Value, E>, upstream: PromiseBox<Value, Error>, timedOut: E,
         transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
@@ -118,6 +123,7 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
 
     /// Gives up the returned promise's observation of the upstream, the first time only: a
     /// propagating observer's cancel request (F7).
+    @usableFromInline
     func propagateCancel() {
         guard !hasPropagated.exchange(true, ordering: .acquiringAndReleasing) else { return }
         upstream.load()?.removeObserver()
@@ -125,6 +131,7 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
 
     /// The timer fired (or a zero delay ran): rejects the returned promise with the timeout, or
     /// gives it the upstream result if that arrived meanwhile, then asks the upstream to cancel.
+    @usableFromInline
     func timeoutFired() {
         // No returned promise any more: nobody can observe the outcome.
         guard let core = child.load() else { return }
@@ -154,6 +161,7 @@ extension Promise where Error == Swift.Error {
     ///     `.nowOr(.auto)`.
     ///   - delay: The time allowed, in seconds.
     /// - Returns: The new promise.
+    @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: TimeInterval) -> Promise<Value, Swift.Error> {
         timeout(on: context, delay: Duration(timeInterval: delay))
     }
@@ -163,6 +171,7 @@ extension Promise where Error == Swift.Error {
     /// `delay`.
     ///
     /// The `Duration` form of ``timeout(on:delay:)-(_,TimeInterval)``, with the same rules.
+    @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: Duration) -> Promise<Value, Swift.Error> {
         makeTimeout(on: context, delay: delay, timedOut: PromiseTimeoutError<Swift.Error>.timedOut) { $0 }
     }

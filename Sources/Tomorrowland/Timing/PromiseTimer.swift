@@ -15,6 +15,7 @@
 /// - Important: `@unchecked Sendable`: `state` is only touched under `lock`, `executor` and
 ///   `reservation` are immutable after init, and the work is only run or released outside the
 ///   lock.
+@usableFromInline
 final class PromiseTimer: @unchecked Sendable {
     private enum State {
         /// Created, not armed yet.
@@ -39,6 +40,7 @@ final class PromiseTimer: @unchecked Sendable {
     }
 
     /// A timer whose work will run on `context`'s destination executor.
+    @usableFromInline
     init(on context: PromiseContext) {
         let executor = context.executor
         self.executor = executor
@@ -48,6 +50,7 @@ final class PromiseTimer: @unchecked Sendable {
     /// Runs `work` on the destination once `delay` has passed, unless cancelled first.
     ///
     /// Does nothing if the timer was cancelled already (a cancel may race an arm). Arm once.
+    @usableFromInline
     func arm(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         let isArmed: Bool = withState { state in
             guard case .idle = state else { return false }
@@ -75,6 +78,7 @@ final class PromiseTimer: @unchecked Sendable {
     /// Runs `work` on the destination with a synchronous trigger, without a timer (a zero
     /// timeout): inline on `.immediate` and `.nowOr(_:)` before returning, otherwise soon on the
     /// context, unless cancelled first.
+    @usableFromInline
     func runNow(on context: PromiseContext, _ work: @escaping @Sendable () -> Void) {
         let isArmed: Bool = withState { state in
             guard case .idle = state else { return false }
@@ -87,6 +91,7 @@ final class PromiseTimer: @unchecked Sendable {
     }
 
     /// Keeps the work from running if it has not started, and releases it. Idempotent.
+    @usableFromInline
     func cancel() {
         let taken: (work: (@Sendable () -> Void)?, handle: (any PromiseScheduledWork)?) = withState { state in
             switch state {
