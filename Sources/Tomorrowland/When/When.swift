@@ -20,6 +20,7 @@ import Dispatch
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
+@inlinable
 public func when<Value, Error>(fulfilled promises: [Promise<Value, Error>], qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<[Value], Error> {
     if promises.isEmpty { return Promise(fulfilled: []) }
     // Inputs resolved already decide synchronously (I3): a failure (the first in argument
@@ -79,6 +80,7 @@ public func when<Value, Error>(fulfilled promises: [Promise<Value, Error>], qos:
 ///   - cancelRemaining: If true, the first fulfilment or rejection requests cancellation of
 ///     every input.
 /// - Returns: The promise of the first outcome.
+@inlinable
 public func when<Value, Error>(first promises: [Promise<Value, Error>], cancelRemaining: Bool = false) -> Promise<Value, Error> {
     if promises.isEmpty { return Promise(with: .cancelled) }
     var allCancelled = true
@@ -107,7 +109,8 @@ public func when<Value, Error>(first promises: [Promise<Value, Error>], cancelRe
 
 /// Requests cancellation of each promise (`cancelOnFailure`, `cancelRemaining` decided before
 /// any callback was registered).
-private func requestCancel<Value, Error>(_ promises: [Promise<Value, Error>]) {
+@usableFromInline
+func requestCancel<Value, Error>(_ promises: [Promise<Value, Error>]) {
     for promise in promises {
         promise.requestCancel()
     }

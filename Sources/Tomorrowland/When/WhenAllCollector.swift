@@ -11,7 +11,9 @@ import Synchronization
 /// - Important: `@unchecked Sendable`: each slot is written once, by the callback of its input,
 ///   and read only after `remaining` reached zero (acquire-release on the counter orders every
 ///   write before the read), `makeOutput` runs once, and the rest is immutable or atomic.
+@usableFromInline
 final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
+    @usableFromInline
     let box = PromiseBox<Output, Error>()
     private let slots: UnsafeMutablePointer<Element?>
     private let count: Int
@@ -26,6 +28,7 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
     /// - Parameters:
     ///   - executor: Where the outcome is delivered.
     ///   - makeOutput: Builds the value from the filled slots (it may move them out).
+    @usableFromInline
     init(count: Int, executor: any PromiseExecutor, cancelOnFailure: Bool, makeOutput: @escaping (UnsafeMutableBufferPointer<Element?>) -> Output) {
         precondition(count > 0)
         self.count = count
@@ -45,11 +48,13 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
 
     /// Counts `input` as observed by the result. Call for every input, in order, before
     /// registering any callback, then ``startPropagatingCancel()``.
+    @usableFromInline
     func observe(_ input: PromiseCore) {
         inputs.observe(input)
     }
 
     /// A cancel request on the result reaches every input as an observer's request (I5).
+    @usableFromInline
     func startPropagatingCancel() {
         let inputs = self.inputs
         // The handler is released when the result resolves, which breaks the cycle through the
@@ -83,11 +88,13 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
 
 /// The callback of one `when(fulfilled:)` input: stores its value, or reports its failure, on
 /// the resolving thread. Never runs user code.
+@usableFromInline
 final class WhenAllNode<InputValue, Element, Output, Error>: PromiseCallbackNode, @unchecked Sendable {
     private let collector: WhenAllCollector<Element, Output, Error>
     private let index: Int
     private let convert: (InputValue) -> Element
 
+    @usableFromInline
     init(collector: WhenAllCollector<Element, Output, Error>, index: Int, convert: @escaping (InputValue) -> Element) {
         self.collector = collector
         self.index = index

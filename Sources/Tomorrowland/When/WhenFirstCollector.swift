@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// - Important: `@unchecked Sendable` only because `Value` and `Error` are unconstrained: the
 ///   state is immutable or atomic, and results travel with the promise they resolve.
+@usableFromInline
 final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
+    @usableFromInline
     let box = PromiseBox<Value, Error>()
     /// Inputs not cancelled yet, plus one while callbacks are being registered, so that a count
     /// reaching zero during registration is told apart from one reaching zero later.
@@ -15,6 +17,7 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
     private let cancelRemaining: Bool
     let inputs: WhenInputs
 
+    @usableFromInline
     init(count: Int, cancelRemaining: Bool) {
         remaining = Atomic(count + 1)
         self.cancelRemaining = cancelRemaining
@@ -23,17 +26,20 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
 
     /// Counts `input` as observed by the result. Call for every input before registering any
     /// callback, then ``startPropagatingCancel()``.
+    @usableFromInline
     func observe(_ input: PromiseCore) {
         inputs.observe(input)
     }
 
     /// A cancel request on the result reaches every input as an observer's request.
+    @usableFromInline
     func startPropagatingCancel() {
         let inputs = self.inputs
         box.addCancelHandler(.inline { inputs.removeObservers() })
     }
 
     /// Registration is over: if every input was cancelled meanwhile, cancels the result now.
+    @usableFromInline
     func finishRegistration() {
         if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             box.resolve(.cancelled)
@@ -60,9 +66,11 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
 }
 
 /// The callback of one `when(first:)` input, run on the resolving thread. Never runs user code.
+@usableFromInline
 final class WhenFirstNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
     private let collector: WhenFirstCollector<Value, Error>
 
+    @usableFromInline
     init(collector: WhenFirstCollector<Value, Error>) {
         self.collector = collector
     }
