@@ -38,7 +38,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandTests",
-            dependencies: ["Tomorrowland"]
+            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
         // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
         // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop
