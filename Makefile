@@ -34,7 +34,7 @@ test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_BUILD_FLAGS)
 
 demo: deps
-	$(SWIFT) run -c release TomorrowlandDemo
+	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
 clean:
 	rm -rf .build .build-*

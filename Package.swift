@@ -36,6 +36,12 @@ let package = Package(
             name: "TomorrowlandTesting",
             dependencies: ["Tomorrowland"]
         ),
+        // The demo `make demo` runs.
+        .executableTarget(
+            name: "TomorrowlandDemo",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/TomorrowlandDemo"
+        ),
         .testTarget(
             name: "TomorrowlandTests",
             dependencies: ["Tomorrowland", "TomorrowlandTesting"]
