@@ -18,12 +18,12 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
     override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         switch context.route(isSynchronous: isSynchronous) {
         case .inline(let flag):
-            let body = self.body.unsafelyUnwrapped
+            let body = self.body!
             self.body = nil
             runInline(isExecutingNow: flag) { body(source) }
         case .executor(let executor):
             executor.submit { [self] in
-                let body = self.body.unsafelyUnwrapped
+                let body = self.body!
                 self.body = nil
                 ExecutionFlags.with(isExecutingNow: false) { body(source) }
             }

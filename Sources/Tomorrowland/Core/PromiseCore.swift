@@ -159,7 +159,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         // The temporary reference the call takes is dropped before anything is submitted, so
         // that the job holds the only reference to the user's closure (released on its context).
-        let outcome = handler.unsafelyUnwrapped(self, source, .arrive)
+        // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
+        // general abstraction, and calling it then allocates a reabstraction thunk every time.
+        let outcome = handler!(self, source, .arrive)
         switch outcome {
         case .settled(let ready):
             handler = nil
@@ -167,12 +169,12 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         case .dispatch(let context):
             switch context.route(isSynchronous: isSynchronous) {
             case .inline(let flag):
-                let work = handler.unsafelyUnwrapped
+                let work = handler!
                 handler = nil
                 return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
             case .executor(let executor):
                 executor.submit { [self] in
-                    let work = self.handler.unsafelyUnwrapped
+                    let work = self.handler!
                     self.handler = nil
                     let ready = ExecutionFlags.with(isExecutingNow: false) { work(self, source, .run).ready }
                     CallbackDrain.run(ready)
