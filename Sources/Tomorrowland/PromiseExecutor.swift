@@ -14,6 +14,14 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     /// running (in FIFO order) instead of re-entering.
     func submit(_ work: @escaping @Sendable () -> Void)
 
+    /// Runs `job` soon, on this executor, with the same rules as ``submit(_:)``.
+    ///
+    /// The promise core hands each callback it dispatches to an executor in this form: the job
+    /// is the callback's own node, so an executor that stores jobs directly (as the event loop and
+    /// the test loop do) dispatches a callback without allocating anything. The default
+    /// implementation wraps the job in a closure for ``submit(_:)``.
+    func submit(job: any PromiseJob)
+
     /// Runs `work` on this executor once `delay` has passed on the executor's own clock.
     ///
     /// This is what `timeout`, `delay` and `Promise(on:fulfilled:after:)` use, so timers on an
@@ -40,4 +48,20 @@ public protocol PromiseScheduledWork: Sendable {
     ///
     /// Safe from any thread; calling it again, or after the work ran, does nothing.
     func cancel()
+}
+
+extension PromiseExecutor {
+    /// Wraps `job` in a closure and submits it with ``submit(_:)``.
+    public func submit(job: any PromiseJob) {
+        submit { job.run() }
+    }
+}
+
+/// A unit of promise work handed to an executor with ``PromiseExecutor/submit(job:)``.
+///
+/// Only the promise core creates jobs. An executor runs each job it is given exactly once, with
+/// ``run()``, on its own thread, and then drops it.
+public protocol PromiseJob: AnyObject, Sendable {
+    /// Runs the job. Call exactly once.
+    func run()
 }

@@ -131,6 +131,8 @@ extension EventLoop {
         switch work {
         case .closure(let body):
             body()
+        case .promiseJob(let job):
+            job.run()
         case .job(let job):
             job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
         }

@@ -6,6 +6,12 @@ extension EventLoop: PromiseExecutor {
         enqueue(.closure(work))
     }
 
+    /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``, without
+    /// allocating: the loop queues the job itself.
+    public func submit(job: any PromiseJob) {
+        enqueue(.promiseJob(job))
+    }
+
     /// Runs `work` on the loop's thread once `delay` has passed on the loop's monotonic clock.
     ///
     /// The deadline is taken when this is called. Timers with equal deadlines run in scheduling

@@ -73,6 +73,11 @@ public final class TestLoop: PromiseExecutor {
         enqueue(.closure(work))
     }
 
+    /// Queues a promise callback like ``submit(_:)``, without allocating a closure around it.
+    public func submit(job: any PromiseJob) {
+        enqueue(.promiseJob(job))
+    }
+
     /// Schedules `work` to run when the virtual clock reaches ``now`` + `delay`.
     ///
     /// `work` runs on the thread that drives the loop past that time, with ``now`` equal to the
@@ -289,6 +294,8 @@ public final class TestLoop: PromiseExecutor {
         switch work {
         case .closure(let body):
             body()
+        case .promiseJob(let job):
+            job.run()
         case .job(let job):
             // On the task executor, not "isolated to" the serial executor: a nonisolated task job
             // run as isolated to a serial executor must leave it, which the runtime does by

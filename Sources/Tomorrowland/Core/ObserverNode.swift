@@ -22,12 +22,14 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
             self.body = nil
             runInline(isExecutingNow: flag) { body(source) }
         case .executor(let executor):
-            executor.submit { [self] in
-                let body = self.body!
-                self.body = nil
-                ExecutionFlags.with(isExecutingNow: false) { body(source) }
-            }
+            submitAsJob(to: executor, source: source)
         }
         return nil
+    }
+
+    override func run(source: PromiseCore) {
+        let body = self.body!
+        self.body = nil
+        body(source)
     }
 }

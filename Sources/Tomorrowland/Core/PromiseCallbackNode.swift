@@ -10,8 +10,12 @@
 ///   taken at resolution; after that it belongs to the draining thread, or to the one executor
 ///   job it was handed to.
 @usableFromInline
-class PromiseCallbackNode: @unchecked Sendable {
+class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// The next node of the list this node is in.
+    ///
+    /// A node handed to an executor as a job is in no list any more; the field then holds the
+    /// resolved promise the job reads its result from (see ``submitAsJob(to:source:)``), which
+    /// saves every node a field of its own.
     @usableFromInline
     @exclusivity(unchecked)
     final var next: PromiseCallbackNode?
@@ -30,6 +34,25 @@ class PromiseCallbackNode: @unchecked Sendable {
     @usableFromInline
     func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
+    }
+
+    /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
+    final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
+        next = source
+        executor.submit(job: self)
+    }
+
+    /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
+    @usableFromInline
+    final func run() {
+        let source = unsafeDowncast(next.unsafelyUnwrapped, to: PromiseCore.self)
+        next = nil
+        ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
+    }
+
+    /// The work of a node that fired on an asynchronous context, now running there.
+    func run(source: PromiseCore) {
+        preconditionFailure("PromiseCallbackNode.run(source:) must be overridden by nodes that submit jobs")
     }
 }
 

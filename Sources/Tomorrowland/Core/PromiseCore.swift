@@ -173,15 +173,17 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
                 handler = nil
                 return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
             case .executor(let executor):
-                executor.submit { [self] in
-                    let work = self.handler!
-                    self.handler = nil
-                    let ready = ExecutionFlags.with(isExecutingNow: false) { work(self, source, .run).ready }
-                    CallbackDrain.run(ready)
-                }
+                submitAsJob(to: executor, source: source)
                 return nil
             }
         }
+    }
+
+    /// Runs the derived promise's callback on its context, and what that makes ready.
+    override final func run(source: PromiseCore) {
+        let work = handler!
+        handler = nil
+        CallbackDrain.run(work(self, source, .run).ready)
     }
 
     // MARK: Cancellation

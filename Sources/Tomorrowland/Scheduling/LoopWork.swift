@@ -9,4 +9,6 @@ package enum LoopWork: Sendable {
     case closure(@Sendable () -> Void)
     /// A job enqueued by the Swift Concurrency runtime.
     case job(UnownedJob)
+    /// A promise callback handed over with `PromiseExecutor.submit(job:)` (no closure allocated).
+    case promiseJob(any PromiseJob)
 }
