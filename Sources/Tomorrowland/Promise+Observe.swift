@@ -108,10 +108,7 @@ extension Promise {
     @discardableResult
     @preconcurrency
     public func tap(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
-        let tokenGuard = token.guardNow
-        box.register(ObserverNode(context: context) { source in
-            if tokenGuard?.isValid ?? true { onComplete(PromiseBox<Value, Error>.resolvedResult(of: source)) }
-        })
+        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: onComplete))
         return self
     }
 
