@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build test test-tsan demo clean
+.PHONY: deps build test test-tsan demo format lint clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -35,6 +35,14 @@ test-tsan: deps
 
 demo: deps
 	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
+
+# Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
+format:
+	$(SWIFT) format --in-place -r Sources Tests Examples
+
+# Fails when a file is not formatted.
+lint:
+	$(SWIFT) format lint --strict -r Sources Tests Examples
 
 clean:
 	rm -rf .build .build-*

@@ -60,7 +60,9 @@ extension Promise {
     ///     requested on it; the request reaches this promise after it returns.
     /// - Returns: The new promise.
     @preconcurrency
-    public func propagatingCancellation(on context: PromiseContext, cancelRequested: @escaping @Sendable (_ promise: Promise<Value, Error>) -> Void) -> Promise<Value, Error> {
+    public func propagatingCancellation(
+        on context: PromiseContext, cancelRequested: @escaping @Sendable (_ promise: Promise<Value, Error>) -> Void
+    ) -> Promise<Value, Error> {
         let child = PromiseBox<Value, Error>()
         box.addObserver()
         let upstream = UpstreamReferenceBox(box)
@@ -69,10 +71,13 @@ extension Promise {
         // The handler holds the child (and its handle) until the child resolves: it keeps itself
         // alive, and the handler is released at resolution. `handle` crosses to `context` only
         // to be handed to `cancelRequested`, as Tomorrowland does.
-        child.addCancelHandler(.user(context, UserCancelHandler { _ in
-            cancelRequested(handle.wrapped)
-            upstream.reference.load()?.removeObserver()
-        }))
+        child.addCancelHandler(
+            .user(
+                context,
+                UserCancelHandler { _ in
+                    cancelRequested(handle.wrapped)
+                    upstream.reference.load()?.removeObserver()
+                }))
         child.seal()
         box.register(child.pipeNode())
         return promise

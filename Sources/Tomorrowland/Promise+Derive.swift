@@ -67,8 +67,9 @@ extension Promise {
     @inlinable
     func convert<U, F>(_ transform: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>) -> Promise<U, F> {
         derive(propagatingCancel: true) { child, source, _ in
-            .settled(unsafeDowncast(child, to: PromiseBox<U, F>.self).settle(
-                transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+            .settled(
+                unsafeDowncast(child, to: PromiseBox<U, F>.self).settle(
+                    transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
         }
     }
 }
@@ -98,7 +99,9 @@ enum PassThrough {
 
     /// Applies to values; errors (upcast) and cancellation pass through.
     @inlinable
-    static func unlessValueUpcasting<V, E: Swift.Error, U>(_ result: PromiseResult<V, E>) -> PromiseResult<U, Swift.Error>? {
+    static func unlessValueUpcasting<V, E: Swift.Error, U>(
+        _ result: PromiseResult<V, E>
+    ) -> PromiseResult<U, Swift.Error>? {
         switch result {
         case .value: return nil
         case .error(let error): return .error(error)

@@ -10,7 +10,10 @@ extension Promise {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func map<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) -> U) -> Promise<U, Error> {
+    public func map<U>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Value) -> U
+    ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform
@@ -31,7 +34,10 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMap<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) -> Promise<U, Error>) -> Promise<U, Error> {
+    public func flatMap<U>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Value) -> Promise<U, Error>
+    ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform
@@ -51,7 +57,10 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryMap<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) throws -> U) -> Promise<U, Error> {
+    public func tryMap<U>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Value) throws -> U
+    ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform
@@ -74,7 +83,10 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMap<U, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>) -> Promise<U, Error> {
+    public func tryFlatMap<U, E: Swift.Error>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>
+    ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform

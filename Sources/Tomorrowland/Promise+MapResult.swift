@@ -8,7 +8,10 @@ extension Promise {
     /// - Returns: A new promise with the result `transform` returns.
     @inlinable
     @preconcurrency
-    public func mapResult<T, E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>) -> Promise<T, E> {
+    public func mapResult<T, E>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
+    ) -> Promise<T, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
             callback: transform
@@ -26,7 +29,10 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMapResult<T, E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>) -> Promise<T, E> {
+    public func flatMapResult<T, E>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
+    ) -> Promise<T, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
             callback: transform
@@ -45,7 +51,10 @@ extension Promise {
     /// - Returns: A new promise with the result `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryMapResult<T, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>) -> Promise<T, Swift.Error> {
+    public func tryMapResult<T, E: Swift.Error>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
+    ) -> Promise<T, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
             callback: transform
@@ -68,7 +77,10 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMapResult<T, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>) -> Promise<T, Swift.Error> {
+    public func tryFlatMapResult<T, E: Swift.Error>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
+    ) -> Promise<T, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
             callback: transform

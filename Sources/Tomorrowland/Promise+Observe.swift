@@ -8,7 +8,10 @@ extension Promise {
     /// - Returns: A new promise with this promise's result, resolved after `onSuccess` ran.
     @inlinable
     @preconcurrency
-    public func then(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) -> Void) -> Promise<Value, Error> {
+    public func then(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onSuccess: @escaping @Sendable (Value) -> Void
+    ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
             callback: onSuccess
@@ -28,7 +31,10 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func `catch`(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onError: @escaping @Sendable (Error) -> Void) -> Promise<Value, Error> {
+    public func `catch`(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onError: @escaping @Sendable (Error) -> Void
+    ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError,
             callback: onError
@@ -48,7 +54,10 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func always(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
+    public func always(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+    ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never,
             callback: onComplete
@@ -71,7 +80,10 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func onCancel(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onCancel: @escaping @Sendable () -> Void) -> Promise<Value, Error> {
+    public func onCancel(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onCancel: @escaping @Sendable () -> Void
+    ) -> Promise<Value, Error> {
         let tokenGuard = token.guardNow
         let upstream = UpstreamReferenceBox(box)
         let promise: Promise<Value, Error> = derive(propagatingCancel: false) { child, source, stage in
@@ -86,11 +98,12 @@ extension Promise {
             }
         }
         // Counted only at the moment a cancel is requested on the returned promise (D5).
-        promise.box.addCancelHandler(.inline {
-            guard let upstream = upstream.reference.load() else { return }
-            upstream.addObserver()
-            upstream.removeObserver()
-        })
+        promise.box.addCancelHandler(
+            .inline {
+                guard let upstream = upstream.reference.load() else { return }
+                upstream.addObserver()
+                upstream.removeObserver()
+            })
         return promise
     }
 
@@ -107,7 +120,10 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func tap(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
+    public func tap(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+    ) -> Promise<Value, Error> {
         box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: onComplete))
         return self
     }
@@ -135,7 +151,10 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise with this promise's result, or the thrown error.
     @inlinable
     @preconcurrency
-    public func tryThen(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) throws -> Void) -> Promise<Value, Error> {
+    public func tryThen(
+        on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
+        _ onSuccess: @escaping @Sendable (Value) throws -> Void
+    ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
             callback: onSuccess

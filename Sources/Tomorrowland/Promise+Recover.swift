@@ -8,7 +8,10 @@ extension Promise {
     /// - Returns: A new promise that cannot be rejected.
     @inlinable
     @preconcurrency
-    public func recover(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> Value) -> Promise<Value, NoError> {
+    public func recover(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) -> Value
+    ) -> Promise<Value, NoError> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
@@ -26,7 +29,10 @@ extension Promise {
     /// - Returns: A new promise rejected with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func mapError<E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> E) -> Promise<Value, E> {
+    public func mapError<E>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) -> E
+    ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
@@ -44,7 +50,10 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMapError<E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> Promise<Value, E>) -> Promise<Value, E> {
+    public func flatMapError<E>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) -> Promise<Value, E>
+    ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
@@ -63,7 +72,10 @@ extension Promise {
     /// - Returns: A new promise whose error is a `Swift.Error`.
     @inlinable
     @preconcurrency
-    public func tryMapError<E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> E) -> Promise<Value, Swift.Error> {
+    public func tryMapError<E: Swift.Error>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) throws -> E
+    ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
@@ -86,7 +98,10 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMapError<E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>) -> Promise<Value, Swift.Error> {
+    public func tryFlatMapError<E: Swift.Error>(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>
+    ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
@@ -110,7 +125,10 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryRecover(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> Value) -> Promise<Value, Error> {
+    public func tryRecover(
+        on context: PromiseContext, token: PromiseInvalidationToken? = nil,
+        _ transform: @escaping @Sendable (Error) throws -> Value
+    ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform

@@ -57,9 +57,12 @@ extension Promise {
         /// - Note: `callback` is released once the promise resolves, wherever that happens.
         @preconcurrency
         public func onRequestCancel(on context: PromiseContext, _ callback: @escaping @Sendable (Resolver) -> Void) {
-            box.addCancelHandler(.user(context, UserCancelHandler { core in
-                callback(Resolver(box: unsafeDowncast(core, to: PromiseBox<Value, Error>.self)))
-            }))
+            box.addCancelHandler(
+                .user(
+                    context,
+                    UserCancelHandler { core in
+                        callback(Resolver(box: unsafeDowncast(core, to: PromiseBox<Value, Error>.self)))
+                    }))
         }
 
         /// Whether cancellation was requested, or the promise was cancelled.
@@ -95,7 +98,9 @@ extension Promise.Resolver where Error == Swift.Error {
     /// `isCancelError` says so and rejects if not; both nil rejects with
     /// ``PromiseCallbackError/apiMismatch``.
     @preconcurrency
-    public func handleCallback(isCancelError: @escaping @Sendable (Error) -> Bool = { _ in false }) -> @Sendable (Value?, Error?) -> Void {
+    public func handleCallback(
+        isCancelError: @escaping @Sendable (Error) -> Bool = { _ in false }
+    ) -> @Sendable (Value?, Error?) -> Void {
         let box = self.box
         return { value, error in
             if let value {

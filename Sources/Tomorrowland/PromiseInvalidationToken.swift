@@ -56,7 +56,8 @@ public struct PromiseInvalidationToken: CustomStringConvertible, CustomDebugStri
     ///     itself does nothing; longer cycles are a programming error.
     ///   - includingCancelWithoutInvalidating: Whether `token.cancelWithoutInvalidating()`
     ///     is forwarded too. Defaults to `true`.
-    public func chainInvalidation(from token: PromiseInvalidationToken, includingCancelWithoutInvalidating: Bool = true) {
+    public func chainInvalidation(from token: PromiseInvalidationToken, includingCancelWithoutInvalidating: Bool = true)
+    {
         guard token.box !== box else { return }
         token.box.addChild(box, forwardingCancelWithoutInvalidating: includingCancelWithoutInvalidating)
     }

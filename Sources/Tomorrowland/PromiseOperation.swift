@@ -50,14 +50,16 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         super.init()
         // Registered first, so that the operation is finished before any other observer of the
         // promise runs (H4). Weak: the promise must not keep the operation alive.
-        child.register(ObserverNode(context: .immediate) { [weak self] _ in
-            self?.finish()
-        })
+        child.register(
+            ObserverNode(context: .immediate) { [weak self] _ in
+                self?.finish()
+            })
         // A cancel request on the promise is `cancel()` on the operation (H5).
-        child.addCancelHandler(.inline { [weak self] in
-            guard let self, !self.isCancelled else { return }
-            self.cancel()
-        })
+        child.addCancelHandler(
+            .inline { [weak self] in
+                guard let self, !self.isCancelled else { return }
+                self.cancel()
+            })
         handlerBox.register(child.pipeNode())
     }
 

@@ -53,7 +53,9 @@ public enum PromiseResult<Value, Error> {
     }
 
     /// Replaces an `.error` with the result `transform` returns; values and cancellation pass through.
-    public func flatMapError<E>(_ transform: (Error) throws -> PromiseResult<Value, E>) rethrows -> PromiseResult<Value, E> {
+    public func flatMapError<E>(
+        _ transform: (Error) throws -> PromiseResult<Value, E>
+    ) rethrows -> PromiseResult<Value, E> {
         switch self {
         case .value(let value): return .value(value)
         case .error(let error): return try transform(error)

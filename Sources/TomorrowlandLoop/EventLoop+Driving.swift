@@ -3,7 +3,7 @@ import Synchronization
 import Tomorrowland
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension EventLoop {
@@ -197,14 +197,17 @@ extension EventLoop {
         let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
         if exchanged { return }
         if holder == Self.closedMarker {
-            preconditionFailure("EventLoop.\(operation) called after the loop was shut down; create a new EventLoop instead")
+            preconditionFailure(
+                "EventLoop.\(operation) called after the loop was shut down; create a new EventLoop instead")
         }
         if holder == me {
             preconditionFailure(
-                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again")
+                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again"
+            )
         }
         preconditionFailure(
-            "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere")
+            "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere"
+        )
     }
 
     /// Gives up the driver role, publishing the loop-confined state to the next driver.

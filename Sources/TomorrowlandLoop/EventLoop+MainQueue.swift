@@ -3,7 +3,7 @@ import CTomorrowlandLoopSupport
 import Tomorrowland
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // On Linux, `DispatchQueue.main` drains only while the main thread runs `dispatchMain()` or a

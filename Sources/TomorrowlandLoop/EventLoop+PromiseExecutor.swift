@@ -42,7 +42,9 @@ extension EventLoop: PromiseExecutor {
     }
 
     /// Schedules a timer unless the loop was shut down (nil then), for the loop's promise forms.
-    func scheduleTimer(after delay: Duration, ifOpen: Bool, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork? {
+    func scheduleTimer(
+        after delay: Duration, ifOpen: Bool, _ work: @escaping @Sendable () -> Void
+    ) -> EventLoopScheduledWork? {
         let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
         let deadline = overflow ? UInt64.max : sum
         let handle = EventLoopScheduledWork(loop: self)
@@ -68,7 +70,8 @@ extension EventLoop: PromiseExecutor {
         if inEventLoop {
             precondition(
                 !isShutDown,
-                "EventLoop: timer scheduled after the loop was shut down; shut a loop down only after the work aimed at it is done")
+                "EventLoop: timer scheduled after the loop was shut down; shut a loop down only after the work aimed at it is done"
+            )
             handle.timerID = core.schedule(at: deadline, timerWork)
         } else {
             enqueue(

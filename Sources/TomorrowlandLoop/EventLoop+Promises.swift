@@ -83,7 +83,8 @@ extension EventLoop {
             if let result = promise.result { return result }
             precondition(
                 !isShutdownComplete,
-                "EventLoop.run(until:): the loop was shut down while the promise was still unresolved; resolve or cancel the promise before shutting the loop down")
+                "EventLoop.run(until:): the loop was shut down while the promise was still unresolved; resolve or cancel the promise before shutting the loop down"
+            )
         }
     }
 

@@ -3,7 +3,7 @@ import Synchronization
 import Tomorrowland
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension EventLoop {

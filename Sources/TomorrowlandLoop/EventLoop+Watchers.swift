@@ -3,7 +3,7 @@ import Synchronization
 import Tomorrowland
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension EventLoop {
@@ -80,7 +80,9 @@ extension EventLoop {
     }
 
     /// Registers a signal watcher; on the loop's thread.
-    func addSignalWatcher(_ signal: Int32, isOneShot: Bool, handler: @escaping (Int16) -> Void) throws
+    func addSignalWatcher(
+        _ signal: Int32, isOneShot: Bool, handler: @escaping (Int16) -> Void
+    ) throws
         -> EventLoopWatcher
     {
         guard !isShuttingDown else { throw EventLoopError.shutDown }
@@ -90,7 +92,9 @@ extension EventLoop {
         try SignalOwnership.claim(for: self)
         let watcher = EventLoopWatcher(loop: self, isOneShot: isOneShot, handler: handler)
         let flags = Int16(EV_SIGNAL) | (isOneShot ? 0 : Int16(EV_PERSIST))
-        try register(watcher, fd: signal, flags: flags) { EventLoopError.libeventFailure(operation: "event_add(signal \(signal))") }
+        try register(watcher, fd: signal, flags: flags) {
+            EventLoopError.libeventFailure(operation: "event_add(signal \(signal))")
+        }
         return watcher
     }
 
@@ -147,7 +151,8 @@ extension EventLoop {
         if !exchanged {
             if holder == Self.closedMarker { throw EventLoopError.shutDown }
             preconditionFailure(
-                "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form")
+                "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form"
+            )
         }
         defer { releaseDriver() }
         return try ExecutionFlags.running(on: self) { try body() }

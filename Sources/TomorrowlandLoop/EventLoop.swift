@@ -3,7 +3,7 @@ import Synchronization
 import Tomorrowland
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A single-threaded event loop on a libevent `event_base`: it runs submitted work in FIFO order,
@@ -191,7 +191,8 @@ public final class EventLoop: @unchecked Sendable {
         if inEventLoop {
             precondition(
                 !isShutDown,
-                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it is done")
+                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it is done"
+            )
             core.enqueue(work)
             return
         }
@@ -205,7 +206,8 @@ public final class EventLoop: @unchecked Sendable {
         }
         guard let mustWake = accepted else {
             preconditionFailure(
-                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it (including promise callbacks on .loop(loop)) is done")
+                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it (including promise callbacks on .loop(loop)) is done"
+            )
         }
         if mustWake { wakeUp() }
     }

@@ -51,7 +51,8 @@ public final class EventLoopGroup: Sendable {
     public func syncShutdownGracefully() {
         precondition(
             !loops.contains(where: { $0.inEventLoop }),
-            "EventLoopGroup.syncShutdownGracefully() called on one of the group's own loops, which would wait for itself; use shutdownGracefully(queue:_:)")
+            "EventLoopGroup.syncShutdownGracefully() called on one of the group's own loops, which would wait for itself; use shutdownGracefully(queue:_:)"
+        )
         for loop in loops { loop.shutdown() }
         threadsDone.wait()
     }

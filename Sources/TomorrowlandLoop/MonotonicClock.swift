@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The loop's clock: `CLOCK_MONOTONIC`, in nanoseconds.

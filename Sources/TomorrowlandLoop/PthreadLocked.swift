@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// State guarded by a `pthread_mutex_t`: the loop's inbox lock.

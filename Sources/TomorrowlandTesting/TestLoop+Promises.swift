@@ -37,13 +37,16 @@ extension TestLoop {
             preconditionFailure("unreachable: the promise resolved")
         case .idle:
             throw TestLoopFailure(
-                "Promise<\(pending)> can never resolve on this TestLoop: the loop went idle at \(now) with the promise still pending")
+                "Promise<\(pending)> can never resolve on this TestLoop: the loop went idle at \(now) with the promise still pending"
+            )
         case .reachedTimeLimit:
             throw TestLoopFailure(
-                "Promise<\(pending)> did not resolve within \(timeLimit ?? .zero) of virtual time (now is \(now)); \(pendingSummary)")
+                "Promise<\(pending)> did not resolve within \(timeLimit ?? .zero) of virtual time (now is \(now)); \(pendingSummary)"
+            )
         case .reachedStepLimit:
             throw TestLoopFailure(
-                "Promise<\(pending)> did not resolve within \(maxSteps) steps (now is \(now)): work keeps coming; \(pendingSummary)")
+                "Promise<\(pending)> did not resolve within \(maxSteps) steps (now is \(now)): work keeps coming; \(pendingSummary)"
+            )
         }
     }
 

@@ -191,7 +191,8 @@ public final class TestLoop: PromiseExecutor {
         let current = state.withLock { $0.core.currentTime }
         precondition(
             instant >= .zero && target >= current,
-            "TestLoop.advance(to: \(instant)): time cannot go backwards (now is \(Duration(schedulingNanoseconds: current)))")
+            "TestLoop.advance(to: \(instant)): time cannot go backwards (now is \(Duration(schedulingNanoseconds: current)))"
+        )
         drive(to: target)
     }
 
@@ -208,7 +209,8 @@ public final class TestLoop: PromiseExecutor {
         let outcome = drain(maxSteps: maxSteps, limit: nil, until: { false })
         precondition(
             outcome != .reachedStepLimit,
-            "TestLoop.runAll() ran \(maxSteps) items and work keeps coming (a timer that reschedules itself?); use advance(by:) for such loops")
+            "TestLoop.runAll() ran \(maxSteps) items and work keeps coming (a timer that reschedules itself?); use advance(by:) for such loops"
+        )
     }
 
     /// How ``drain(maxSteps:limit:until:)`` ended.
@@ -279,7 +281,8 @@ public final class TestLoop: PromiseExecutor {
         if wasDriving {
             precondition(
                 !isCurrent,
-                "TestLoop driven from inside its own work; drive it from the test, and submit work instead of running it inline")
+                "TestLoop driven from inside its own work; drive it from the test, and submit work instead of running it inline"
+            )
             preconditionFailure(
                 "TestLoop driven from two threads at once; drive it from one thread only")
         }

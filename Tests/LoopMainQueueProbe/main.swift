@@ -9,7 +9,7 @@ import Tomorrowland
 import TomorrowlandLoop
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 alarm(20)

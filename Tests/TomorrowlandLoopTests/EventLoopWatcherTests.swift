@@ -130,7 +130,9 @@ struct EventLoopWatcherTests {
     @Test func aDescriptorEpollRefusesIsAThrownError() throws {
         // epoll cannot watch regular files (EPERM).
         let loop = EventLoop()
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("loop-watch-\(getpid())-\(UInt64.random(in: 0...UInt64.max))").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "loop-watch-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        ).path
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         #expect(fd >= 0)
         defer {

@@ -70,7 +70,8 @@ struct LoopTimerPromiseTests {
         let loop = EventLoop()
         let attempts = Atomic<Int>(0)
         let start = DispatchTime.now()
-        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3, backoff: .fixed(.milliseconds(10))) { attempt in
+        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3, backoff: .fixed(.milliseconds(10))) {
+            attempt in
             attempts.add(1, ordering: .relaxed)
             return attempt < 3 ? Promise(rejected: "no") : Promise(fulfilled: attempt)
         }

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 import Tomorrowland
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // The usage examples of the seed README (Tomorrowland v1.4.0 and its v0.4.3 predecessor), in
 // Swift 5 language mode: Tomorrowland-style code that mutates captured state in callbacks must
@@ -126,27 +127,32 @@ class URLImageView: ImageView {
 
     /// Loads an image from the URL and displays it in the image view.
     func loadImage(from url: URL) {
-        promise?.requestCancel() // README fix: the README says `promise?.cancel()`.
+        promise?.requestCancel()  // README fix: the README says `promise?.cancel()`.
         invalidationToken.invalidate()
         // Note: dataTaskAsPromise does not actually exist
         promise = URLSession.shared.dataTaskAsPromise(with: url)
         // Use `_ =` to avoid having to handle errors with `.catch`.
-        _ = promise?.tryMap(on: .utility, { (data) -> Image in
-            if let image = Image(data: data) {
-                return image
-            } else {
-                throw LoadError.dataIsNotImage
+        _ = promise?.tryMap(
+            on: .utility,
+            { (data) -> Image in
+                if let image = Image(data: data) {
+                    return image
+                } else {
+                    throw LoadError.dataIsNotImage
+                }
             }
-        }).then(token: invalidationToken, { [weak self] (image) in
-            self?.image = image
-        })
+        ).then(
+            token: invalidationToken,
+            { [weak self] (image) in
+                self?.image = image
+            })
     }
 }
 
 /// README: the second `URLImageView`, with `requestCancelOnInvalidate`.
 class CancellingURLImageView: ImageView {
     private let promiseToken = PromiseInvalidationToken()
-    private var promise: StdPromise<Data>? // README fix: the README uses `promise` undeclared.
+    private var promise: StdPromise<Data>?  // README fix: the README uses `promise` undeclared.
 
     enum LoadError: Error {
         case dataIsNotImage
@@ -158,15 +164,21 @@ class CancellingURLImageView: ImageView {
         // Note: dataTaskAsPromise does not actually exist
         promise = URLSession.shared.dataTaskAsPromise(with: url)
         // Use `_ =` to avoid having to handle errors with `.catch`.
-        _ = promise?.tryMap(on: .utility, { (data) -> Image in
-            if let image = Image(data: data) {
-                return image
-            } else {
-                throw LoadError.dataIsNotImage
+        _ = promise?.tryMap(
+            on: .utility,
+            { (data) -> Image in
+                if let image = Image(data: data) {
+                    return image
+                } else {
+                    throw LoadError.dataIsNotImage
+                }
             }
-        }).then(token: promiseToken, { [weak self] (image) in
-            self?.image = image
-        }).requestCancelOnInvalidate(promiseToken) // README fix: the README says `invalidationToken`.
+        ).then(
+            token: promiseToken,
+            { [weak self] (image) in
+                self?.image = image
+            }
+        ).requestCancelOnInvalidate(promiseToken)  // README fix: the README says `invalidationToken`.
     }
 }
 
@@ -195,11 +207,17 @@ final class ModelController {
         MyModel.next = fetch
         promiseToken.invalidate()
         MyModel.fetchFromNetworkAsPromise()
-            .then(token: promiseToken, { [weak self] (model) in
-                self?.updateUI(with: model)
-            }).catch(token: promiseToken, { [weak self] (error) in
-                self?.handleError(error)
-            }).requestCancelOnInvalidate(promiseToken)
+            .then(
+                token: promiseToken,
+                { [weak self] (model) in
+                    self?.updateUI(with: model)
+                }
+            ).catch(
+                token: promiseToken,
+                { [weak self] (error) in
+                    self?.handleError(error)
+                }
+            ).requestCancelOnInvalidate(promiseToken)
     }
 }
 
@@ -226,12 +244,14 @@ final class ResourceLoader {
         if let existingPromise = resourceLoads[url] {
             promise = existingPromise
         } else {
-            promise = makeResourceRequest(for: url).propagatingCancellation(on: .main, cancelRequested: { (promise) in
-                if self.resourceLoads[url] == promise {
-                    self.resourceLoads[url] = nil
-                }
-                self.log.record("cancelRequested")
-            })
+            promise = makeResourceRequest(for: url).propagatingCancellation(
+                on: .main,
+                cancelRequested: { (promise) in
+                    if self.resourceLoads[url] == promise {
+                        self.resourceLoads[url] = nil
+                    }
+                    self.log.record("cancelRequested")
+                })
             resourceLoads[url] = promise
         }
         // Return a new child for each request so all clients have to cancel, not just one.
@@ -262,30 +282,38 @@ struct ReadmeExamplesTests {
     // checks Sendable captures more strictly inside `async` functions, which Tomorrowland-era
     // code never was.
     static func createPromise(log: EventLog) {
-        let promise = Promise<String,Error>(on: .utility, { (resolver) in
-            let value = try expensiveCalculation()
-            resolver.fulfill(with: value)
-        })
+        let promise = Promise<String, Error>(
+            on: .utility,
+            { (resolver) in
+                let value = try expensiveCalculation()
+                resolver.fulfill(with: value)
+            })
         promise.always(on: .immediate) { result in log.record("\(result)") }
     }
 
     /// README, "Creating Promises": wrapping a data task, with `onRequestCancel`.
-    static func dataPromise(urlSession: StubURLSession, url: URL) -> Promise<Data,Error> {
-        let promise = Promise<Data,Error>(on: .immediate, { (resolver) in
-            let task = urlSession.dataTask(with: url, completionHandler: { (data, response, error) in
-                if let data = data {
-                    resolver.fulfill(with: data)
-                } else if case URLError.cancelled? = error {
-                    resolver.cancel()
-                } else {
-                    resolver.reject(with: error!)
-                }
+    static func dataPromise(urlSession: StubURLSession, url: URL) -> Promise<Data, Error> {
+        let promise = Promise<Data, Error>(
+            on: .immediate,
+            { (resolver) in
+                let task = urlSession.dataTask(
+                    with: url,
+                    completionHandler: { (data, response, error) in
+                        if let data = data {
+                            resolver.fulfill(with: data)
+                        } else if case URLError.cancelled? = error {
+                            resolver.cancel()
+                        } else {
+                            resolver.reject(with: error!)
+                        }
+                    })
+                resolver.onRequestCancel(
+                    on: .immediate,
+                    { _ in
+                        task.cancel()
+                    })
+                task.resume()
             })
-            resolver.onRequestCancel(on: .immediate, { _ in
-                task.cancel()
-            })
-            task.resume()
-        })
         return promise
     }
 
@@ -310,12 +338,16 @@ struct ReadmeExamplesTests {
     static func geocode(_ geocoder: Geocoder) -> StdPromise<[String]> {
         let location = (48.85, 2.35)
         return Promise(on: .immediate) { resolver in
-            geocoder.reverseGeocodeLocation(location, completionHandler: resolver.handleCallback(isCancelError: { GeoError.geocodeCanceled ~= $0 }))
+            geocoder.reverseGeocodeLocation(
+                location, completionHandler: resolver.handleCallback(isCancelError: { GeoError.geocodeCanceled ~= $0 }))
         }
     }
 
     static func geocodeAll(log: EventLog) {
-        let answers: [Geocoder.Answer] = [.placemarks(["Paris"]), .failure(GeoError(code: .geocodeCanceled)), .failure(GeoError(code: .network)), .nothing]
+        let answers: [Geocoder.Answer] = [
+            .placemarks(["Paris"]), .failure(GeoError(code: .geocodeCanceled)), .failure(GeoError(code: .network)),
+            .nothing,
+        ]
         for (index, answer) in answers.enumerated() {
             Self.geocode(Geocoder(answer: answer)).always(on: .immediate) { result in
                 switch result {
@@ -416,16 +448,22 @@ struct ReadmeExamplesTests {
 
     /// README, "The special .nowOr(_:) context".
     static func showImage(_ promise: StdPromise<Image>, in imageView: ImageView) {
-        _ = promise // README fix: `then` is not @discardableResult, so `_ =` avoids a warning.
-            .then(on: .nowOr(.main), { [weak imageView] (image) in
-                guard let imageView = imageView else { return }
-                let duration: TimeInterval = PromiseContext.isExecutingNow
-                    ? 0 // no transition if we're synchronous
-                    : 0.25
-                ViewTransition.transition(with: imageView, duration: duration, options: .transitionCrossDissolve, animations: {
-                    imageView.image = image
+        _ =
+            promise  // README fix: `then` is not @discardableResult, so `_ =` avoids a warning.
+            .then(
+                on: .nowOr(.main),
+                { [weak imageView] (image) in
+                    guard let imageView = imageView else { return }
+                    let duration: TimeInterval =
+                        PromiseContext.isExecutingNow
+                        ? 0  // no transition if we're synchronous
+                        : 0.25
+                    ViewTransition.transition(
+                        with: imageView, duration: duration, options: .transitionCrossDissolve,
+                        animations: {
+                            imageView.image = image
+                        })
                 })
-            })
     }
 
     @Test(".nowOr(.main): no transition when already resolved, an animated one otherwise")
@@ -447,9 +485,11 @@ struct ReadmeExamplesTests {
     func nowOrButtonExample() {
         let button = Button()
         let networkImagePromise = StdPromise(fulfilled: Image(data: Data("IMG".utf8)))
-        _ = networkImagePromise.then(on: .nowOr(.main), { [weak button] (image) in // README fix: `_ =`
-            button?.setImage(image, for: .normal)
-        })
+        _ = networkImagePromise.then(
+            on: .nowOr(.main),
+            { [weak button] (image) in  // README fix: `_ =`
+                button?.setImage(image, for: .normal)
+            })
         #expect(button.log.values == ["setImage true normal"])
     }
 

@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Tomorrowland
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // Linux stand-ins for the Apple-only types the seed README's examples use (UIKit, CoreLocation),
 // plus the fixtures the README leaves to the reader (`MyAPI`, `expensiveCalculation()`, …).
@@ -106,7 +107,8 @@ final class Geocoder {
     let answer: Answer
     init(answer: Answer) { self.answer = answer }
 
-    func reverseGeocodeLocation(_ location: (Double, Double), completionHandler: @escaping ([String]?, Error?) -> Void) {
+    func reverseGeocodeLocation(_ location: (Double, Double), completionHandler: @escaping ([String]?, Error?) -> Void)
+    {
         DispatchQueue.global().async {
             switch self.answer {
             case .placemarks(let names): completionHandler(names, nil)

@@ -1,6 +1,6 @@
-import Tomorrowland
 import Synchronization
 import Testing
+import Tomorrowland
 import TomorrowlandTesting
 
 /// An actor whose jobs run on a test loop.

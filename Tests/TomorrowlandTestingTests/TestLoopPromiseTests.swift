@@ -89,7 +89,8 @@ struct TestLoopPromiseTests {
         let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
         #expect(
             failure?.description
-                == "Expected the promise to be fulfilled with a value, but it was rejected with \"boom\" at 0.0 seconds")
+                == "Expected the promise to be fulfilled with a value, but it was rejected with \"boom\" at 0.0 seconds"
+        )
     }
 
     @Test func expectValueNamesACancellation() {

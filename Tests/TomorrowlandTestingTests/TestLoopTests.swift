@@ -185,9 +185,10 @@ struct TestLoopTests {
         var handles: [any PromiseScheduledWork] = []
         for index in 0..<6 {
             let token = spy.token()
-            handles.append(loop.schedule(after: .seconds(Int64(index))) {
-                withExtendedLifetime(token) { log.record("\(index)") }
-            })
+            handles.append(
+                loop.schedule(after: .seconds(Int64(index))) {
+                    withExtendedLifetime(token) { log.record("\(index)") }
+                })
         }
         handles[1].cancel()
         handles[4].cancel()

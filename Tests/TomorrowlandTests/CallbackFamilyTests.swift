@@ -24,7 +24,8 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == passedThrough(outcome))
     }
 
-    @Test("catch runs only on an error and passes every outcome through", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "catch runs only on an error and passes every outcome through", arguments: Outcome.allCases, TokenUse.allCases)
     func catchFamily(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -48,7 +49,9 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == passedThrough(outcome))
     }
 
-    @Test("onCancel runs only on cancellation and passes every outcome through", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "onCancel runs only on cancellation and passes every outcome through", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func onCancel(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -60,7 +63,9 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == passedThrough(outcome))
     }
 
-    @Test("tap(on:) runs on every outcome and returns the receiver itself", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tap(on:) runs on every outcome and returns the receiver itself", arguments: Outcome.allCases, TokenUse.allCases
+    )
     func tapOn(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -85,7 +90,9 @@ struct CallbackFamilyTests {
 
     // MARK: Transform family: an invalidated token cancels the child when the callback applies.
 
-    @Test("map fulfils with the callback's value and passes errors and cancellation", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "map fulfils with the callback's value and passes errors and cancellation", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func map(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<Int>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -102,7 +109,9 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == expected)
     }
 
-    @Test("flatMap adopts the callback's promise and passes errors and cancellation", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "flatMap adopts the callback's promise and passes errors and cancellation", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func flatMap(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<Int>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -187,7 +196,9 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == expected)
     }
 
-    @Test("tryFlatMapError adopts the returned promise, upcasting its error", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tryFlatMapError adopts the returned promise, upcasting its error", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func tryFlatMapError(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -222,7 +233,9 @@ struct CallbackFamilyTests {
         }
     }
 
-    @Test("mapResult resolves with the callback's result on every outcome", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "mapResult resolves with the callback's result on every outcome", arguments: Outcome.allCases, TokenUse.allCases
+    )
     func mapResult(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -237,7 +250,8 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == (tokenUse.allowsCallback ? Self.remapped(outcome) : "cancelled"))
     }
 
-    @Test("flatMapResult adopts the callback's promise on every outcome", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "flatMapResult adopts the callback's promise on every outcome", arguments: Outcome.allCases, TokenUse.allCases)
     func flatMapResult(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -252,12 +266,15 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == (tokenUse.allowsCallback ? Self.remapped(outcome) : "cancelled"))
     }
 
-    @Test("tryMapResult resolves with the callback's result, upcasting its error", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tryMapResult resolves with the callback's result, upcasting its error", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func tryMapResult(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
         let token = tokenUse.makeToken()
-        let child: Promise<String, Swift.Error> = promise.tryMapResult(on: .immediate, token: token) { result -> PromiseResult<String, TestError> in
+        let child: Promise<String, Swift.Error> = promise.tryMapResult(on: .immediate, token: token) {
+            result -> PromiseResult<String, TestError> in
             ran.record(describe(result))
             return result.value.map { .value("got \($0)") } ?? .error(.other)
         }
@@ -268,7 +285,9 @@ struct CallbackFamilyTests {
         #expect(describe(child.result) == (tokenUse.allowsCallback ? expected : "cancelled"))
     }
 
-    @Test("tryFlatMapResult adopts the callback's promise, upcasting its error", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tryFlatMapResult adopts the callback's promise, upcasting its error", arguments: Outcome.allCases,
+        TokenUse.allCases)
     func tryFlatMapResult(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<String>()
         let (promise, resolver) = IntPromise.makeWithResolver()
@@ -286,14 +305,17 @@ struct CallbackFamilyTests {
 
     // MARK: The same table with an already-resolved receiver (synchronous trigger).
 
-    @Test("on an already-resolved receiver, .immediate callbacks run before registration returns", arguments: Outcome.allCases)
+    @Test(
+        "on an already-resolved receiver, .immediate callbacks run before registration returns",
+        arguments: Outcome.allCases)
     func alreadyResolvedReceiverRunsCallbacksInline(outcome: Outcome) {
         let ran = Recorder<String>()
-        let promise: IntPromise = switch outcome {
-        case .value: Promise(fulfilled: 42)
-        case .error: Promise(rejected: "bad")
-        case .cancelled: Promise(with: .cancelled)
-        }
+        let promise: IntPromise =
+            switch outcome {
+            case .value: Promise(fulfilled: 42)
+            case .error: Promise(rejected: "bad")
+            case .cancelled: Promise(with: .cancelled)
+            }
         #expect(describe(promise.result) == passedThrough(outcome))
         let mapped = promise.map(on: .immediate) { $0 + 1 }
         let recovered = promise.recover(on: .immediate) { $0.count }
@@ -322,7 +344,8 @@ struct CallbackFamilyTests {
         case .error: innerResolver.reject(with: "inner failed")
         case .cancelled: innerResolver.cancel()
         }
-        let expected = ["value": "value(late)", "error": "error(inner failed)", "cancelled": "cancelled"][outcome.rawValue]
+        let expected = ["value": "value(late)", "error": "error(inner failed)", "cancelled": "cancelled"][
+            outcome.rawValue]
         #expect(describe(child.result) == expected)
     }
 

@@ -31,11 +31,13 @@ struct CancellationPropagationTests {
         #expect(child.result == .value(2))
     }
 
-    @Test("after a propagated cancel, a mapResult child is fulfilled and a throwing tryFlatMapResult child rejected (C5)")
+    @Test(
+        "after a propagated cancel, a mapResult child is fulfilled and a throwing tryFlatMapResult child rejected (C5)")
     func cancelledParentStillRunsResultCallbacks() {
         let (children, resolver, _) = withSealedParent(IntPromise.self) { parent in
             (
-                parent.mapResult(on: .immediate) { result -> PromiseResult<String, String> in .value(describe(result)) },
+                parent.mapResult(on: .immediate) { result -> PromiseResult<String, String> in .value(describe(result))
+                },
                 parent.tryFlatMapResult(on: .immediate) { _ -> Promise<Int, TestError> in throw TestError.thrown }
             )
         }
@@ -141,15 +143,20 @@ struct CancellationPropagationTests {
             case .mapError: return parent.mapError(on: context) { $0 }.cancellable
             case .flatMapError: return parent.flatMapError(on: context) { StdPromise(rejected: $0) }.cancellable
             case .tryMapError: return parent.tryMapError(on: context) { _ in TestError.other }.cancellable
-            case .tryFlatMapError: return parent.tryFlatMapError(on: context) { _ in Promise<Int, TestError>(rejected: .other) }.cancellable
+            case .tryFlatMapError:
+                return parent.tryFlatMapError(on: context) { _ in Promise<Int, TestError>(rejected: .other) }
+                    .cancellable
             case .always: return parent.always(on: context) { _ in }.cancellable
             case .mapResult: return parent.mapResult(on: context) { $0 }.cancellable
             case .flatMapResult: return parent.flatMapResult(on: context) { StdPromise(with: $0) }.cancellable
-            case .tryMapResult: return parent.tryMapResult(on: context) { _ in PromiseResult<Int, TestError>.value(0) }.cancellable
-            case .tryFlatMapResult: return parent.tryFlatMapResult(on: context) { _ in Promise<Int, TestError>(fulfilled: 0) }.cancellable
+            case .tryMapResult:
+                return parent.tryMapResult(on: context) { _ in PromiseResult<Int, TestError>.value(0) }.cancellable
+            case .tryFlatMapResult:
+                return parent.tryFlatMapResult(on: context) { _ in Promise<Int, TestError>(fulfilled: 0) }.cancellable
             case .tryThen: return parent.tryThen(on: context) { _ in }.cancellable
             case .tryMap: return parent.tryMap(on: context) { $0 }.cancellable
-            case .tryFlatMap: return parent.tryFlatMap(on: context) { Promise<Int, TestError>(fulfilled: $0) }.cancellable
+            case .tryFlatMap:
+                return parent.tryFlatMap(on: context) { Promise<Int, TestError>(fulfilled: $0) }.cancellable
             case .tryRecover: return parent.tryRecover(on: context) { _ in 0 }.cancellable
             case .makeChild: return parent.makeChild().cancellable
             case .resolveWithPromise:
@@ -160,8 +167,9 @@ struct CancellationPropagationTests {
         }
     }
 
-    @Test("each propagating method passes its child's cancel request to a sealed parent (D3)",
-          arguments: PropagatingMethod.allCases)
+    @Test(
+        "each propagating method passes its child's cancel request to a sealed parent (D3)",
+        arguments: PropagatingMethod.allCases)
     func propagatingMethodCancelsParent(method: PropagatingMethod) {
         let (cancellable, _, requests) = withSealedParent(StdPromise<Int>.self) { method.attach(to: $0) }
         #expect(requests.values.isEmpty)
@@ -169,8 +177,9 @@ struct CancellationPropagationTests {
         #expect(requests.count == 1)
     }
 
-    @Test("each propagating method counts as an observer that blocks propagation (D3)",
-          arguments: PropagatingMethod.allCases)
+    @Test(
+        "each propagating method counts as an observer that blocks propagation (D3)",
+        arguments: PropagatingMethod.allCases)
     func propagatingMethodBlocksPropagation(method: PropagatingMethod) {
         let (built, _, requests) = withSealedParent(StdPromise<Int>.self) { parent in
             (method.attach(to: parent), parent.map(on: .immediate) { $0 })
@@ -389,7 +398,9 @@ struct CancellationPropagationTests {
 
     // MARK: D7: makeChild
 
-    @Test("makeChild of a resolved parent is already resolved; of a pending one, resolves inside the parent's resolution (D7)")
+    @Test(
+        "makeChild of a resolved parent is already resolved; of a pending one, resolves inside the parent's resolution (D7)"
+    )
     func makeChildAdoptsResult() {
         #expect(IntPromise(fulfilled: 4).makeChild().result == .value(4))
         let (parent, resolver) = IntPromise.makeWithResolver()
@@ -426,7 +437,9 @@ struct CancellationPropagationTests {
         #expect(seen.value == propagating)
     }
 
-    @Test("propagatingCancellation: a direct request runs the callback and propagates, even though the caller holds it (D8)")
+    @Test(
+        "propagatingCancellation: a direct request runs the callback and propagates, even though the caller holds it (D8)"
+    )
     func propagatingCancellationDirectRequest() {
         let (built, _, requests) = withSealedParent(IntPromise.self) { parent in
             parent.propagatingCancellation(on: .immediate) { _ in }
@@ -450,7 +463,10 @@ struct CancellationPropagationTests {
     func propagatingCancellationRespectsSiblings() {
         let calls = Recorder<String>()
         let (built, _, requests) = withSealedParent(IntPromise.self) { parent in
-            (parent.propagatingCancellation(on: .immediate) { _ in calls.record("callback") }, parent.map(on: .immediate) { $0 })
+            (
+                parent.propagatingCancellation(on: .immediate) { _ in calls.record("callback") },
+                parent.map(on: .immediate) { $0 }
+            )
         }
         built.0.makeChild().requestCancel()
         #expect(calls.values == ["callback"])

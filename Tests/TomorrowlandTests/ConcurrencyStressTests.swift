@@ -39,7 +39,9 @@ struct ConcurrencyStressTests {
         let calls = Recorder<Call>()
         let promises = Locked<[Int: IntPromise]>([:])
         let children = Locked<[Int: Promise<Int, String>]>([:])
-        let contexts: [PromiseContext] = [.immediate, .queue(callbackQueue), .default, .nowOr(.immediate), .nowOr(.queue(callbackQueue))]
+        let contexts: [PromiseContext] = [
+            .immediate, .queue(callbackQueue), .default, .nowOr(.immediate), .nowOr(.queue(callbackQueue)),
+        ]
 
         await Self.race(rounds: rounds) { round in
             let (promise, resolver) = IntPromise.makeWithResolver()
@@ -50,7 +52,9 @@ struct ConcurrencyStressTests {
                     for index in 0..<perThread {
                         let id = thread * perThread + index
                         let context = contexts[id % contexts.count]
-                        promise.tap(on: context) { calls.record(Call(round: round, callback: id, result: describe($0))) }
+                        promise.tap(on: context) {
+                            calls.record(Call(round: round, callback: id, result: describe($0)))
+                        }
                     }
                     let child = promise.map(on: contexts[thread]) { $0 &* 2 }
                     children.withLock { $0[round * 3 + thread] = child }
@@ -82,7 +86,9 @@ struct ConcurrencyStressTests {
         for (round, roundCalls) in Dictionary(grouping: all, by: \.round) {
             let final = describe(results[round]?.result)
             #expect(final == "value(\(round))" || final == "cancelled")
-            #expect(roundCalls.allSatisfy { $0.result == final }, "round \(round) callbacks disagree with the result \(final)")
+            #expect(
+                roundCalls.allSatisfy { $0.result == final },
+                "round \(round) callbacks disagree with the result \(final)")
         }
         for (key, child) in children.value {
             let round = key / 3
@@ -92,7 +98,9 @@ struct ConcurrencyStressTests {
         }
     }
 
-    @Test("concurrent registrations on one promise, then resolution: every callback runs once, in order per serial queue (B1, B2)")
+    @Test(
+        "concurrent registrations on one promise, then resolution: every callback runs once, in order per serial queue (B1, B2)"
+    )
     func concurrentRegistrationsThenResolution() async {
         let (promise, resolver) = IntPromise.makeWithResolver()
         let queue = makeTaggedQueue("stress.order")
@@ -142,7 +150,8 @@ struct ConcurrencyStressTests {
         #expect(tallies.values.allSatisfy { $0 == 1 }, "parent request counts: \(Set(tallies.values))")
     }
 
-    @Test("invalidation racing resolution: each guarded callback runs at most once and each child resolves once (E1, K1)")
+    @Test(
+        "invalidation racing resolution: each guarded callback runs at most once and each child resolves once (E1, K1)")
     func invalidationRacingResolution() async {
         let rounds = 2000
         let ran = Recorder<Int>()

@@ -112,8 +112,9 @@ struct ContextTests {
         }
     }
 
-    @Test("an asynchronous context never runs a callback inside the registering call, even on a resolved promise (B1)",
-          arguments: AsynchronousContext.allCases)
+    @Test(
+        "an asynchronous context never runs a callback inside the registering call, even on a resolved promise (B1)",
+        arguments: AsynchronousContext.allCases)
     func asynchronousContextsNeverRunInline(kind: AsynchronousContext) async {
         let context = kind.make()
         let registeringThread = currentThreadID()
@@ -135,7 +136,8 @@ struct ContextTests {
         let queue = makeTaggedQueue("context.register")
         let ran = Recorder<String>()
         queue.async {
-            _ = IntPromise(fulfilled: 1).then(on: .immediate) { _ in ran.record("callback on \(currentQueueTag ?? "-")") }
+            _ = IntPromise(fulfilled: 1).then(on: .immediate) { _ in ran.record("callback on \(currentQueueTag ?? "-")")
+            }
             ran.record("returned")
         }
         await drain(queue)
@@ -168,7 +170,9 @@ struct ContextTests {
     func executorContextUsesSubmit() async {
         let executor = SerialQueueExecutor(tag: "context.executor")
         let (promise, resolver) = IntPromise.makeWithResolver()
-        let first = promise.map(on: .executor(executor)) { _ in "\(currentQueueTag ?? "-") current=\(executor.isCurrent)" }
+        let first = promise.map(on: .executor(executor)) { _ in
+            "\(currentQueueTag ?? "-") current=\(executor.isCurrent)"
+        }
         let second = IntPromise(fulfilled: 2).map(on: .executor(executor)) { _ in executor.isCurrent }
         #expect(!executor.isCurrent)
         resolver.fulfill(with: 1)
@@ -277,23 +281,51 @@ struct ContextTests {
         let cancelled = StdPromise<Int>(with: .cancelled)
         let children: [StdPromise<Int>] = [
             value.then(on: context) { _ in note("then") },
-            value.map(on: context) { note("map"); return $0 },
-            value.flatMap(on: context) { note("flatMap"); return StdPromise(fulfilled: $0) },
+            value.map(on: context) {
+                note("map"); return $0
+            },
+            value.flatMap(on: context) {
+                note("flatMap"); return StdPromise(fulfilled: $0)
+            },
             value.tryThen(on: context) { _ in note("tryThen") },
-            value.tryMap(on: context) { note("tryMap"); return $0 },
-            value.tryFlatMap(on: context) { note("tryFlatMap"); return Promise<Int, TestError>(fulfilled: $0) },
+            value.tryMap(on: context) {
+                note("tryMap"); return $0
+            },
+            value.tryFlatMap(on: context) {
+                note("tryFlatMap"); return Promise<Int, TestError>(fulfilled: $0)
+            },
             error.catch(on: context) { _ in note("catch") },
-            error.recover(on: context) { _ in note("recover"); return 0 }.upcast,
-            error.tryRecover(on: context) { _ in note("tryRecover"); return 0 },
-            error.mapError(on: context) { note("mapError"); return $0 },
-            error.flatMapError(on: context) { note("flatMapError"); return StdPromise(rejected: $0) },
-            error.tryMapError(on: context) { _ -> TestError in note("tryMapError"); return .other },
-            error.tryFlatMapError(on: context) { _ in note("tryFlatMapError"); return Promise<Int, TestError>(rejected: .other) },
+            error.recover(on: context) { _ in
+                note("recover"); return 0
+            }.upcast,
+            error.tryRecover(on: context) { _ in
+                note("tryRecover"); return 0
+            },
+            error.mapError(on: context) {
+                note("mapError"); return $0
+            },
+            error.flatMapError(on: context) {
+                note("flatMapError"); return StdPromise(rejected: $0)
+            },
+            error.tryMapError(on: context) { _ -> TestError in
+                note("tryMapError"); return .other
+            },
+            error.tryFlatMapError(on: context) { _ in
+                note("tryFlatMapError"); return Promise<Int, TestError>(rejected: .other)
+            },
             value.always(on: context) { _ in note("always") },
-            value.mapResult(on: context) { note("mapResult"); return $0 },
-            value.flatMapResult(on: context) { note("flatMapResult"); return StdPromise(with: $0) },
-            value.tryMapResult(on: context) { result -> PromiseResult<Int, TestError> in note("tryMapResult"); return .value(result.value ?? 0) },
-            value.tryFlatMapResult(on: context) { _ in note("tryFlatMapResult"); return Promise<Int, TestError>(fulfilled: 0) },
+            value.mapResult(on: context) {
+                note("mapResult"); return $0
+            },
+            value.flatMapResult(on: context) {
+                note("flatMapResult"); return StdPromise(with: $0)
+            },
+            value.tryMapResult(on: context) { result -> PromiseResult<Int, TestError> in
+                note("tryMapResult"); return .value(result.value ?? 0)
+            },
+            value.tryFlatMapResult(on: context) { _ in
+                note("tryFlatMapResult"); return Promise<Int, TestError>(fulfilled: 0)
+            },
             cancelled.onCancel(on: context) { note("onCancel") },
             value.tap(on: context) { _ in note("tap") },
         ]
@@ -301,9 +333,11 @@ struct ContextTests {
             #expect(await waitForResult(child) != nil)
         }
         await drain(queue)
-        let names = ["then", "map", "flatMap", "tryThen", "tryMap", "tryFlatMap", "catch", "recover", "tryRecover",
-                     "mapError", "flatMapError", "tryMapError", "tryFlatMapError", "always", "mapResult",
-                     "flatMapResult", "tryMapResult", "tryFlatMapResult", "onCancel", "tap"]
+        let names = [
+            "then", "map", "flatMap", "tryThen", "tryMap", "tryFlatMap", "catch", "recover", "tryRecover",
+            "mapError", "flatMapError", "tryMapError", "tryFlatMapError", "always", "mapResult",
+            "flatMapResult", "tryMapResult", "tryFlatMapResult", "onCancel", "tap",
+        ]
         #expect(Set(tags.values) == Set(names.map { "\($0)@context.families" }))
         #expect(tags.count == names.count)
     }
@@ -314,24 +348,38 @@ struct ContextTests {
     func mainChainRunsInOrder() async {
         let order = Recorder<String>()
         let (promise, resolver) = StdPromise<Int>.makeWithResolver()
-        let end = promise
+        let end =
+            promise
             .then(on: .main) { _ in order.record("then \(currentDispatchQueueLabel)") }
-            .map(on: .main) { value -> Int in order.record("map"); return value + 1 }
-            .flatMap(on: .main) { value -> StdPromise<Int> in order.record("flatMap"); return StdPromise(rejected: TestError.boom) }
+            .map(on: .main) { value -> Int in
+                order.record("map"); return value + 1
+            }
+            .flatMap(on: .main) { value -> StdPromise<Int> in
+                order.record("flatMap"); return StdPromise(rejected: TestError.boom)
+            }
             .catch(on: .main) { _ in order.record("catch") }
-            .recover(on: .main) { _ -> Int in order.record("recover"); return 5 }
-            .flatMapResult(on: .main) { result -> Promise<Int, NoError> in order.record("flatMapResult"); return Promise(with: result) }
+            .recover(on: .main) { _ -> Int in
+                order.record("recover"); return 5
+            }
+            .flatMapResult(on: .main) { result -> Promise<Int, NoError> in
+                order.record("flatMapResult"); return Promise(with: result)
+            }
             .always(on: .main) { _ in order.record("always") }
         resolver.fulfill(with: 1)
         #expect(await waitForResult(end) == .value(5))
-        #expect(order.values == ["then \(DispatchQueue.main.label)", "map", "flatMap", "catch", "recover", "flatMapResult", "always"])
+        #expect(
+            order.values == [
+                "then \(DispatchQueue.main.label)", "map", "flatMap", "catch", "recover", "flatMapResult", "always",
+            ])
     }
 
     @Test("a .main callback triggered inside a .main callback waits for it to return (B6)")
     func mainCallbackIsNotReentrant() async {
         let order = Recorder<String>()
         let (inner, innerResolver) = IntPromise.makeWithResolver()
-        let observed = inner.map(on: .main) { value -> Int in order.record("inner observer"); return value }
+        let observed = inner.map(on: .main) { value -> Int in
+            order.record("inner observer"); return value
+        }
         let outer = IntPromise(fulfilled: 1).map(on: .main) { value -> Int in
             order.record("outer start")
             innerResolver.fulfill(with: value)

@@ -44,7 +44,9 @@ struct DeepChainTests {
         #expect(end.result == .value(7))
     }
 
-    @Test("a 200,000-link chain of pipes (makeChild, tap(), ignoringCancel, resolve(with:)) resolves without stack overflow (J1)")
+    @Test(
+        "a 200,000-link chain of pipes (makeChild, tap(), ignoringCancel, resolve(with:)) resolves without stack overflow (J1)"
+    )
     func longPipeChain() async {
         let (head, resolver) = IntPromise.makeWithResolver()
         var tail = head

@@ -27,7 +27,8 @@ struct InvalidationTokenTests {
     }
 
     /// A pending promise that records each cancel request it gets.
-    static func requestRecordingPromise(_ requests: Recorder<String>, name: String) -> (IntPromise, IntPromise.Resolver) {
+    static func requestRecordingPromise(_ requests: Recorder<String>, name: String) -> (IntPromise, IntPromise.Resolver)
+    {
         let (promise, resolver) = IntPromise.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record(name) }
         return (promise, resolver)
@@ -99,7 +100,9 @@ struct InvalidationTokenTests {
             let token = PromiseInvalidationToken()
             return (
                 promise.then(on: .immediate, token: token) { _ in ran.record("then") },
-                promise.map(on: .immediate, token: token) { value -> Int in ran.record("map"); return value }
+                promise.map(on: .immediate, token: token) { value -> Int in
+                    ran.record("map"); return value
+                }
             )
         }()
         resolver.fulfill(with: 1)
@@ -307,7 +310,9 @@ struct InvalidationTokenTests {
         #expect(requests.values == ["parent's", "child's"], "the parent handles its own registrations first")
     }
 
-    @Test("cancelWithoutInvalidating is forwarded along a chain unless the chain opted out (E7)", arguments: [true, false])
+    @Test(
+        "cancelWithoutInvalidating is forwarded along a chain unless the chain opted out (E7)",
+        arguments: [true, false])
     func chainedCancelWithoutInvalidating(including: Bool) {
         let parent = PromiseInvalidationToken(invalidateOnDeinit: false)
         let child = PromiseInvalidationToken(invalidateOnDeinit: false)

@@ -55,12 +55,16 @@ struct NowOrAndIsExecutingNowTests {
         #expect(await waitForResult(child) == .value("now=false queue=nowOr.resolver"))
     }
 
-    @Test(".immediate with a synchronous trigger inherits the flag: false outside, true inside a synchronous .nowOr (B4)")
+    @Test(
+        ".immediate with a synchronous trigger inherits the flag: false outside, true inside a synchronous .nowOr (B4)")
     func immediateSynchronousInherits() {
         let seen = Recorder<String>()
-        _ = IntPromise(fulfilled: 1).then(on: .immediate) { _ in seen.record("outside \(PromiseContext.isExecutingNow)") }
+        _ = IntPromise(fulfilled: 1).then(on: .immediate) { _ in seen.record("outside \(PromiseContext.isExecutingNow)")
+        }
         _ = IntPromise(fulfilled: 1).then(on: .nowOr(.main)) { _ in
-            _ = IntPromise(fulfilled: 2).then(on: .immediate) { _ in seen.record("nested then \(PromiseContext.isExecutingNow)") }
+            _ = IntPromise(fulfilled: 2).then(on: .immediate) { _ in
+                seen.record("nested then \(PromiseContext.isExecutingNow)")
+            }
             _ = IntPromise(on: .immediate) { resolver in
                 seen.record("nested init \(PromiseContext.isExecutingNow)")
                 resolver.fulfill(with: 3)
@@ -86,7 +90,9 @@ struct NowOrAndIsExecutingNowTests {
     func nestedNowOrRestores() {
         let seen = Recorder<String>()
         _ = IntPromise(fulfilled: 1).then(on: .nowOr(.main)) { _ in
-            _ = IntPromise(fulfilled: 2).then(on: .nowOr(.main)) { _ in seen.record("inner \(PromiseContext.isExecutingNow)") }
+            _ = IntPromise(fulfilled: 2).then(on: .nowOr(.main)) { _ in
+                seen.record("inner \(PromiseContext.isExecutingNow)")
+            }
             seen.record("outer \(PromiseContext.isExecutingNow)")
         }
         seen.record("after \(PromiseContext.isExecutingNow)")

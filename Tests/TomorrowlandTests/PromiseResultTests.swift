@@ -44,9 +44,15 @@ struct PromiseResultTests {
     @Test("the transforms rethrow")
     func transformsRethrow() {
         #expect(throws: TestError.thrown) { _ = try IntResult.value(1).map { _ -> Int in throw TestError.thrown } }
-        #expect(throws: TestError.thrown) { _ = try IntResult.error("e").mapError { _ -> Int in throw TestError.thrown } }
-        #expect(throws: TestError.thrown) { _ = try IntResult.value(1).flatMap { _ -> IntResult in throw TestError.thrown } }
-        #expect(throws: TestError.thrown) { _ = try IntResult.error("e").flatMapError { _ -> PromiseResult<Int, Int> in throw TestError.thrown } }
+        #expect(throws: TestError.thrown) {
+            _ = try IntResult.error("e").mapError { _ -> Int in throw TestError.thrown }
+        }
+        #expect(throws: TestError.thrown) {
+            _ = try IntResult.value(1).flatMap { _ -> IntResult in throw TestError.thrown }
+        }
+        #expect(throws: TestError.thrown) {
+            _ = try IntResult.error("e").flatMapError { _ -> PromiseResult<Int, Int> in throw TestError.thrown }
+        }
     }
 
     @Test("equality compares case and payload")
@@ -121,11 +127,13 @@ struct PromiseResultTests {
     func noError() throws {
         let result: PromiseResult<Int, NoError> = .value(4)
         #expect(try Self.json(result) == #"{"error":null,"value":4}"#)
-        let decoded = try JSONDecoder().decode(PromiseResult<Int, NoError>.self, from: Data(#"{"value":4,"error":null}"#.utf8))
+        let decoded = try JSONDecoder().decode(
+            PromiseResult<Int, NoError>.self, from: Data(#"{"value":4,"error":null}"#.utf8))
         #expect(decoded == result)
         #expect(Set([result, .cancelled]).count == 2)
         #expect(throws: DecodingError.self) {
-            _ = try JSONDecoder().decode(PromiseResult<Int, NoError>.self, from: Data(#"{"value":null,"error":"x"}"#.utf8))
+            _ = try JSONDecoder().decode(
+                PromiseResult<Int, NoError>.self, from: Data(#"{"value":null,"error":"x"}"#.utf8))
         }
         #expect(throws: DecodingError.self) {
             _ = try JSONDecoder().decode([NoError].self, from: Data("[1]".utf8))

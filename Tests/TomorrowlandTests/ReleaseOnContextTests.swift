@@ -13,33 +13,65 @@ struct ReleaseOnContextTests {
     typealias IntPromise = Promise<Int, String>
 
     enum Registration: String, CaseIterable, Sendable {
-        case then, map, catchError, recover, always, mapResult, flatMapResult, onCancel, tap, thenSuppressed, mapSuppressed, alwaysSuppressed
+        case then, map, catchError, recover, always, mapResult, flatMapResult, onCancel, tap, thenSuppressed,
+            mapSuppressed, alwaysSuppressed
 
         /// The outcome under which this registration's callback applies.
         var outcome: Outcome {
             switch self {
-            case .then, .map, .always, .mapResult, .flatMapResult, .tap, .thenSuppressed, .mapSuppressed, .alwaysSuppressed: .value
+            case .then, .map, .always, .mapResult, .flatMapResult, .tap, .thenSuppressed, .mapSuppressed,
+                .alwaysSuppressed:
+                .value
             case .catchError, .recover: .error
             case .onCancel: .cancelled
             }
         }
 
         /// Registers a callback that captures a fresh spy and nothing else holds the spy.
-        func register(on promise: IntPromise, context: PromiseContext, token: PromiseInvalidationToken, deaths: Recorder<DeinitSpy.Death>) {
+        func register(
+            on promise: IntPromise, context: PromiseContext, token: PromiseInvalidationToken,
+            deaths: Recorder<DeinitSpy.Death>
+        ) {
             let name = rawValue
             switch self {
             case .then: _ = promise.then(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
-            case .map: _ = promise.map(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] value -> Int in spy.touch(); return value }
-            case .catchError: promise.catch(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
-            case .recover: _ = promise.recover(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ -> Int in spy.touch(); return 0 }
+            case .map:
+                _ = promise.map(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] value -> Int in
+                    spy.touch(); return value
+                }
+            case .catchError:
+                promise.catch(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
+            case .recover:
+                _ = promise.recover(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ -> Int in
+                    spy.touch(); return 0
+                }
             case .always: promise.always(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
-            case .mapResult: _ = promise.mapResult(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] result -> PromiseResult<Int, String> in spy.touch(); return result }
-            case .flatMapResult: _ = promise.flatMapResult(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] result -> IntPromise in spy.touch(); return IntPromise(with: result) }
-            case .onCancel: promise.onCancel(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] in spy.touch() }
+            case .mapResult:
+                _ = promise.mapResult(on: context) {
+                    [spy = DeinitSpy(name, reportingTo: deaths)] result -> PromiseResult<Int, String> in
+                    spy.touch(); return result
+                }
+            case .flatMapResult:
+                _ = promise.flatMapResult(on: context) {
+                    [spy = DeinitSpy(name, reportingTo: deaths)] result -> IntPromise in
+                    spy.touch(); return IntPromise(with: result)
+                }
+            case .onCancel:
+                promise.onCancel(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] in spy.touch() }
             case .tap: promise.tap(on: context) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
-            case .thenSuppressed: _ = promise.then(on: context, token: token) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
-            case .mapSuppressed: _ = promise.map(on: context, token: token) { [spy = DeinitSpy(name, reportingTo: deaths)] value -> Int in spy.touch(); return value }
-            case .alwaysSuppressed: promise.always(on: context, token: token) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in spy.touch() }
+            case .thenSuppressed:
+                _ = promise.then(on: context, token: token) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in
+                    spy.touch()
+                }
+            case .mapSuppressed:
+                _ = promise.map(on: context, token: token) {
+                    [spy = DeinitSpy(name, reportingTo: deaths)] value -> Int in
+                    spy.touch(); return value
+                }
+            case .alwaysSuppressed:
+                promise.always(on: context, token: token) { [spy = DeinitSpy(name, reportingTo: deaths)] _ in
+                    spy.touch()
+                }
             }
         }
     }
@@ -66,7 +98,9 @@ struct ReleaseOnContextTests {
         // closure argument lives until then, and is not the library's to release.
         let gate = DispatchSemaphore(value: 0)
         queue.async { gate.wait() }
-        _ = IntPromise(fulfilled: 1).then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
+        _ = IntPromise(fulfilled: 1).then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in
+            spy.touch()
+        }
         gate.signal()
         #expect(await eventually { deaths.count == 1 })
         #expect(deaths.values.map(\.queueTag) == ["release.resolved"])
@@ -79,7 +113,9 @@ struct ReleaseOnContextTests {
         for _ in 0..<20 {
             let (promise, resolver) = IntPromise.makeWithResolver()
             _ = promise.then(on: .main) { [spy = DeinitSpy("run", reportingTo: deaths)] _ in spy.touch() }
-            _ = promise.then(on: .main, token: token) { [spy = DeinitSpy("suppressed", reportingTo: deaths)] _ in spy.touch() }
+            _ = promise.then(on: .main, token: token) { [spy = DeinitSpy("suppressed", reportingTo: deaths)] _ in
+                spy.touch()
+            }
             token.invalidate()
             DispatchQueue.global().async { resolver.fulfill(with: 1) }
         }
@@ -92,7 +128,9 @@ struct ReleaseOnContextTests {
         let executor = SerialQueueExecutor(tag: "release.executor")
         let deaths = Recorder<DeinitSpy.Death>()
         let (promise, resolver) = IntPromise.makeWithResolver()
-        _ = promise.map(on: .executor(executor)) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+        _ = promise.map(on: .executor(executor)) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in
+            spy.touch(); return value
+        }
         resolver.fulfill(with: 1)
         #expect(await eventually { deaths.count == 1 })
         #expect(deaths.values.map(\.queueTag) == ["release.executor"])
@@ -103,7 +141,9 @@ struct ReleaseOnContextTests {
         let queue = makeTaggedQueue("release.propagating")
         let deaths = Recorder<DeinitSpy.Death>()
         let (parent, _) = IntPromise.makeWithResolver()
-        let propagating = parent.propagatingCancellation(on: .queue(queue)) { [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch() }
+        let propagating = parent.propagatingCancellation(on: .queue(queue)) {
+            [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch()
+        }
         // Hold the queue until requestCancel has returned, so that the callback runs, and must
         // be released, strictly after the requesting thread is done with it.
         let gate = DispatchSemaphore(value: 0)
@@ -115,7 +155,9 @@ struct ReleaseOnContextTests {
         withExtendedLifetime(parent) {}
     }
 
-    @Test("callbacks are released on their queue even when the queue runs them while the resolving thread is still dispatching (B7)")
+    @Test(
+        "callbacks are released on their queue even when the queue runs them while the resolving thread is still dispatching (B7)"
+    )
     func releasedOnQueueUnderRace() async {
         let queue = makeTaggedQueue("release.race")
         let deaths = Recorder<DeinitSpy.Death>()
@@ -123,7 +165,9 @@ struct ReleaseOnContextTests {
         for _ in 0..<iterations {
             let (promise, resolver) = IntPromise.makeWithResolver()
             _ = promise.then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
-            _ = promise.map(on: .queue(queue)) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+            _ = promise.map(on: .queue(queue)) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in
+                spy.touch(); return value
+            }
             resolver.fulfill(with: 1)
         }
         #expect(await eventually { deaths.count == 2 * iterations })
@@ -140,7 +184,9 @@ struct ReleaseOnContextTests {
         for _ in 0..<iterations {
             let (parent, _) = IntPromise.makeWithResolver()
             parents.append(parent)
-            let propagating = parent.propagatingCancellation(on: .queue(queue)) { [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch() }
+            let propagating = parent.propagatingCancellation(on: .queue(queue)) {
+                [spy = DeinitSpy("cancelRequested", reportingTo: deaths)] _ in spy.touch()
+            }
             propagating.requestCancel()
         }
         #expect(await eventually { deaths.count == iterations })
@@ -149,7 +195,9 @@ struct ReleaseOnContextTests {
         withExtendedLifetime(parents) {}
     }
 
-    @Test("callbacks that do not apply are released once the promise resolves (B8)", arguments: [Outcome.value, .error, .cancelled])
+    @Test(
+        "callbacks that do not apply are released once the promise resolves (B8)",
+        arguments: [Outcome.value, .error, .cancelled])
     func inapplicableCallbacksAreReleased(outcome: Outcome) async {
         let queue = makeTaggedQueue("release.inapplicable")
         let deaths = Recorder<DeinitSpy.Death>()
@@ -172,7 +220,8 @@ struct ReleaseOnContextTests {
     func requestCancelCallbacksAreReleased() async {
         let deaths = Recorder<DeinitSpy.Death>()
         let (promise, resolver) = IntPromise.makeWithResolver()
-        resolver.onRequestCancel(on: .immediate) { [spy = DeinitSpy("immediate", reportingTo: deaths)] _ in spy.touch() }
+        resolver.onRequestCancel(on: .immediate) { [spy = DeinitSpy("immediate", reportingTo: deaths)] _ in spy.touch()
+        }
         resolver.onRequestCancel(on: .default) { [spy = DeinitSpy("default", reportingTo: deaths)] _ in spy.touch() }
         #expect(deaths.values.isEmpty)
         resolver.fulfill(with: 1)
@@ -198,7 +247,8 @@ struct ReleaseOnContextTests {
         let deaths = Recorder<DeinitSpy.Death>()
         var tail: Promise<DeinitSpy, String>? = {
             let (promise, resolver) = Promise<DeinitSpy, String>.makeWithResolver()
-            let tail = promise
+            let tail =
+                promise
                 .map(on: .immediate) { $0 }
                 .then(on: .immediate) { _ in }
                 .always(on: .immediate) { _ in }
@@ -222,8 +272,11 @@ struct ReleaseOnContextTests {
                     resolver.cancel()
                 }
             }
-            return parent
-                .map(on: .immediate) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+            return
+                parent
+                .map(on: .immediate) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in
+                    spy.touch(); return value
+                }
                 .then(on: .immediate) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
         }()
         #expect(deaths.values.isEmpty)
@@ -238,7 +291,8 @@ struct ReleaseOnContextTests {
     func cancelledPromiseIsFreed() async {
         let deaths = Recorder<DeinitSpy.Death>()
         let cancellable: PromiseCancellable = {
-            let promise = Promise<Int, String>(on: .immediate) { [spy = DeinitSpy("handler capture", reportingTo: deaths)] resolver in
+            let promise = Promise<Int, String>(on: .immediate) {
+                [spy = DeinitSpy("handler capture", reportingTo: deaths)] resolver in
                 resolver.onRequestCancel(on: .immediate) { _ in
                     spy.touch()
                     resolver.cancel()

@@ -34,7 +34,9 @@ struct ResolverTests {
 
     // MARK: A2: the first resolution wins.
 
-    @Test("the first resolution wins and later ones are silent no-ops", arguments: Resolution.allCases, Resolution.allCases)
+    @Test(
+        "the first resolution wins and later ones are silent no-ops", arguments: Resolution.allCases,
+        Resolution.allCases)
     func firstResolutionWins(first: Resolution, second: Resolution) {
         let (promise, resolver) = IntPromise.makeWithResolver()
         let seen = Recorder<String>()
@@ -50,11 +52,12 @@ struct ResolverTests {
     @Test("resolve(with: result) resolves with each kind of result", arguments: Outcome.allCases)
     func resolveWithResult(outcome: Outcome) {
         let (promise, resolver) = IntPromise.makeWithResolver()
-        let result: PromiseResult<Int, String> = switch outcome {
-        case .value: .value(42)
-        case .error: .error("bad")
-        case .cancelled: .cancelled
-        }
+        let result: PromiseResult<Int, String> =
+            switch outcome {
+            case .value: .value(42)
+            case .error: .error("bad")
+            case .cancelled: .cancelled
+            }
         resolver.resolve(with: result)
         #expect(describe(promise.result) == passedThrough(outcome))
     }

@@ -8,7 +8,9 @@ import TomorrowlandTesting
 struct RetryTests {
     /// An attempt function that fails `failures` times, then succeeds with the attempt number,
     /// recording each start with the virtual time.
-    private func flaky(failures: Int, loop: TestLoop, log: TimeTestRecorder<String>) -> @Sendable (Int) -> Promise<Int, String> {
+    private func flaky(
+        failures: Int, loop: TestLoop, log: TimeTestRecorder<String>
+    ) -> @Sendable (Int) -> Promise<Int, String> {
         { attempt in
             log.record("attempt \(attempt) at \(loop.now)")
             return attempt <= failures ? Promise(rejected: "failure \(attempt)") : Promise(fulfilled: attempt)
@@ -62,14 +64,15 @@ struct RetryTests {
             backoff: .exponential(initial: .milliseconds(100), maximum: .milliseconds(500)),
             flaky(failures: 10, loop: loop, log: log))
         loop.advance(by: .seconds(5))
-        #expect(log.values == [
-            "attempt 1 at 0.0 seconds",
-            "attempt 2 at 0.1 seconds",
-            "attempt 3 at 0.3 seconds",
-            "attempt 4 at 0.7 seconds",
-            "attempt 5 at 1.2 seconds",
-            "attempt 6 at 1.7 seconds",
-        ])
+        #expect(
+            log.values == [
+                "attempt 1 at 0.0 seconds",
+                "attempt 2 at 0.1 seconds",
+                "attempt 3 at 0.3 seconds",
+                "attempt 4 at 0.7 seconds",
+                "attempt 5 at 1.2 seconds",
+                "attempt 6 at 1.7 seconds",
+            ])
         #expect(promise.result == .error("failure 6"))
         try loop.checkNoPendingWork()
     }
@@ -131,7 +134,8 @@ struct RetryTests {
         let count = Atomic<Int>(0)
         // The resolvers keep the attempts' storage alive, as the work behind them would.
         let resolvers = TimeTestRecorder<UnsafeSendable<Promise<Int, String>.Resolver>>()
-        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1))) { attempt in
+        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1))) {
+            attempt in
             count.add(1, ordering: .relaxed)
             let (promise, resolver) = Promise<Int, String>.makeWithResolver()
             resolvers.record(UnsafeSendable(resolver))
@@ -168,7 +172,8 @@ struct RetryTests {
 
     @Test func retriesOnADispatchQueueInRealTime() {
         let count = Atomic<Int>(0)
-        let promise = Promise<Int, String>.retry(on: .utility, attempts: 3, backoff: .fixed(.milliseconds(10))) { attempt in
+        let promise = Promise<Int, String>.retry(on: .utility, attempts: 3, backoff: .fixed(.milliseconds(10))) {
+            attempt in
             count.add(1, ordering: .relaxed)
             return attempt < 3 ? Promise(rejected: "no") : Promise(fulfilled: attempt)
         }

@@ -1,6 +1,5 @@
 import Synchronization
 import Testing
-
 import Tomorrowland
 
 /// Records labels in the order work runs.
@@ -134,12 +133,14 @@ struct SchedulingCoreTests {
         // Two timers due at 10. The first queues ready work and schedules a timer for 10 and one
         // for 15: all three are due by the target, and all come after timer B, which was already
         // due at 10.
-        _ = core.schedule(at: 10, .closure {
-            log.record("A@\(core.currentTime)")
-            core.enqueue(.closure { log.record("ready-from-A@\(core.currentTime)") })
-            _ = core.schedule(at: 10, .closure { log.record("timer10-from-A@\(core.currentTime)") })
-            _ = core.schedule(at: 15, .closure { log.record("timer15-from-A@\(core.currentTime)") })
-        })
+        _ = core.schedule(
+            at: 10,
+            .closure {
+                log.record("A@\(core.currentTime)")
+                core.enqueue(.closure { log.record("ready-from-A@\(core.currentTime)") })
+                _ = core.schedule(at: 10, .closure { log.record("timer10-from-A@\(core.currentTime)") })
+                _ = core.schedule(at: 15, .closure { log.record("timer15-from-A@\(core.currentTime)") })
+            })
         _ = core.schedule(at: 10, .closure { log.record("B@\(core.currentTime)") })
         _ = core.schedule(at: 12, .closure { log.record("C@\(core.currentTime)") })
         drain(core, until: 20)
@@ -154,10 +155,12 @@ struct SchedulingCoreTests {
     @Test func readyWorkQueuedBeforeATimerCameDueRunsFirstAndLaterWorkAfter() {
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 5)
         let log = EventLog()
-        _ = core.schedule(at: 8, .closure {
-            log.record("timer")
-            core.enqueue(.closure { log.record("queued-by-timer") })
-        })
+        _ = core.schedule(
+            at: 8,
+            .closure {
+                log.record("timer")
+                core.enqueue(.closure { log.record("queued-by-timer") })
+            })
         core.enqueue(.closure { log.record("queued-at-5") })
         drain(core, until: 10)
         #expect(log.events == ["queued-at-5", "timer", "queued-by-timer"])
@@ -201,7 +204,12 @@ struct SchedulingCoreTests {
         var ids: [SchedulingCore.TimerID] = []
         for index in 0..<10 {
             let token = spy.token()
-            ids.append(core.schedule(at: UInt64(index), .closure { _ = token; log.record("\(index)") }))
+            ids.append(
+                core.schedule(
+                    at: UInt64(index),
+                    .closure {
+                        _ = token; log.record("\(index)")
+                    }))
         }
         for index in stride(from: 1, to: 10, by: 2) { #expect(core.cancel(ids[index]) != nil) }
         #expect(spy.releasedCount == 5)
@@ -239,7 +247,13 @@ struct SchedulingCoreTests {
         nonisolated(unsafe) let core = SchedulingCore()
         let result = LockedValue<Bool?>(nil)
         let id = LockedValue<SchedulingCore.TimerID?>(nil)
-        id.withLock { $0 = core.schedule(at: 1, .closure { let removed = core.cancel(id.withLock { $0! }) != nil; result.withLock { $0 = removed } }) }
+        id.withLock {
+            $0 = core.schedule(
+                at: 1,
+                .closure {
+                    let removed = core.cancel(id.withLock { $0! }) != nil; result.withLock { $0 = removed }
+                })
+        }
         drain(core, until: 1)
         #expect(result.withLock { $0 } == false)
     }
@@ -334,16 +348,21 @@ struct SchedulingCoreTests {
         for (core, log) in [(budgeted, budgetedLog), (unbudgeted, unbudgetedLog)] {
             nonisolated(unsafe) let core = core
             for index in 0..<5 {
-                _ = core.schedule(at: UInt64(index), .closure {
-                    log.record("t\(index)")
-                    core.enqueue(.closure { log.record("r\(index)") })
-                })
+                _ = core.schedule(
+                    at: UInt64(index),
+                    .closure {
+                        log.record("t\(index)")
+                        core.enqueue(.closure { log.record("r\(index)") })
+                    })
             }
         }
         var rounds = 0
-        while !budgeted.runDue(until: 10, budget: 3, { work in
-            if case .closure(let body) = work { body() }
-        }) {
+        while !budgeted.runDue(
+            until: 10, budget: 3,
+            { work in
+                if case .closure(let body) = work { body() }
+            })
+        {
             rounds += 1
         }
         drain(unbudgeted, until: 10)
@@ -414,7 +433,8 @@ struct SchedulingCoreTests {
         #expect(Duration.nanoseconds(-5).schedulingNanoseconds == 0)
         #expect(Duration.milliseconds(1500).schedulingNanoseconds == 1_500_000_000)
         #expect(Duration(secondsComponent: 0, attosecondsComponent: 1).schedulingNanoseconds == 1)
-        #expect(Duration(secondsComponent: 2, attosecondsComponent: 1_000_000_001).schedulingNanoseconds == 2_000_000_002)
+        #expect(
+            Duration(secondsComponent: 2, attosecondsComponent: 1_000_000_001).schedulingNanoseconds == 2_000_000_002)
         #expect(Duration.seconds(Int64.max).schedulingNanoseconds == .max)
         #expect(Duration(schedulingNanoseconds: .max).schedulingNanoseconds == .max)
         #expect(Duration(schedulingNanoseconds: 3_000_000_007) == .seconds(3) + .nanoseconds(7))

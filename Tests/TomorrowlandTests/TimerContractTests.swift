@@ -68,7 +68,9 @@ struct TimerContractTests {
     @Test(arguments: Destination.allCases)
     func retryWaitsItsBackoffBetweenAttempts(_ destination: Destination) {
         let start = DispatchTime.now()
-        let promise = Promise<Int, String>.retry(on: destination.context, attempts: 3, backoff: .fixed(.milliseconds(15))) { attempt in
+        let promise = Promise<Int, String>.retry(
+            on: destination.context, attempts: 3, backoff: .fixed(.milliseconds(15))
+        ) { attempt in
             attempt < 3 ? Promise(rejected: "again") : Promise(fulfilled: attempt)
         }
         #expect(waitForResult(promise) == .value(3))

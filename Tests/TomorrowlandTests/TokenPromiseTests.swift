@@ -30,9 +30,15 @@ struct TokenPromiseTests {
         let (promise, resolver) = IntPromise.makeWithResolver()
         let wrapped = promise.withToken(token)
         let then = wrapped.then(on: .immediate) { _ in ran.record("then") }
-        let map = wrapped.map(on: .immediate) { value -> Int in ran.record("map"); return value }
+        let map = wrapped.map(on: .immediate) { value -> Int in
+            ran.record("map"); return value
+        }
         let always = wrapped.always(on: .immediate) { _ in ran.record("always") }
-        let mapResult = wrapped.mapResult(on: .immediate, onComplete: { result -> PromiseResult<Int, String> in ran.record("mapResult"); return result })
+        let mapResult = wrapped.mapResult(
+            on: .immediate,
+            onComplete: { result -> PromiseResult<Int, String> in
+                ran.record("mapResult"); return result
+            })
         wrapped.tap(on: .immediate) { _ in ran.record("tap") }
         token.invalidate()
         resolver.fulfill(with: 1)
@@ -96,7 +102,9 @@ struct TokenPromiseTests {
         let token = PromiseInvalidationToken(invalidateOnDeinit: false)
         let ran = Recorder<String>()
         let (child, resolver, requests) = withSealedParent(IntPromise.self) { parent in
-            parent.withToken(token).then(on: .immediate) { _ in ran.record("then") }.always(on: .immediate) { _ in ran.record("always") }
+            parent.withToken(token).then(on: .immediate) { _ in ran.record("then") }.always(on: .immediate) { _ in
+                ran.record("always")
+            }
         }
         token.invalidate()
         #expect(requests.count == 1)
@@ -126,19 +134,31 @@ struct TokenPromiseTests {
         #expect(value.flatMap(on: .immediate) { StdPromise(fulfilled: $0 * 10) }.inner.result?.value == 20)
         #expect(value.tryThen(on: .immediate) { _ in ran.record("tryThen") }.inner.result?.value == 2)
         #expect(value.tryMap(on: .immediate) { $0 + 2 }.inner.result?.value == 4)
-        #expect(value.tryFlatMap(on: .immediate) { Promise<Int, TestError>(fulfilled: $0 + 3) }.inner.result?.value == 5)
+        #expect(
+            value.tryFlatMap(on: .immediate) { Promise<Int, TestError>(fulfilled: $0 + 3) }.inner.result?.value == 5)
         error.catch(on: .immediate) { _ in ran.record("catch") }
         #expect(error.recover(on: .immediate) { _ in 6 }.inner.result?.value == 6)
         #expect(error.tryRecover(on: .immediate) { _ in 7 }.inner.result?.value == 7)
         #expect(describe(error.mapError(on: .immediate) { _ in "mapped" }.inner.result) == "error(mapped)")
-        #expect(describe(error.flatMapError(on: .immediate) { _ in Promise<Int, String>(rejected: "flat") }.inner.result) == "error(flat)")
+        #expect(
+            describe(error.flatMapError(on: .immediate) { _ in Promise<Int, String>(rejected: "flat") }.inner.result)
+                == "error(flat)")
         #expect(describe(error.tryMapError(on: .immediate) { _ in TestError.other }.inner.result) == "error(other)")
-        #expect(describe(error.tryFlatMapError(on: .immediate) { _ in Promise<Int, TestError>(fulfilled: 8) }.inner.result) == "value(8)")
+        #expect(
+            describe(error.tryFlatMapError(on: .immediate) { _ in Promise<Int, TestError>(fulfilled: 8) }.inner.result)
+                == "value(8)")
         value.always(on: .immediate) { _ in ran.record("always") }
         #expect(describe(value.mapResult(on: .immediate, onComplete: { $0.map { $0 + 7 } }).inner.result) == "value(9)")
-        #expect(describe(value.flatMapResult(on: .immediate) { StdPromise(with: $0.map { $0 + 8 }) }.inner.result) == "value(10)")
-        #expect(describe(value.tryMapResult(on: .immediate) { _ in PromiseResult<Int, TestError>.value(11) }.inner.result) == "value(11)")
-        #expect(describe(value.tryFlatMapResult(on: .immediate) { _ in Promise<Int, TestError>(fulfilled: 12) }.inner.result) == "value(12)")
+        #expect(
+            describe(value.flatMapResult(on: .immediate) { StdPromise(with: $0.map { $0 + 8 }) }.inner.result)
+                == "value(10)")
+        #expect(
+            describe(value.tryMapResult(on: .immediate) { _ in PromiseResult<Int, TestError>.value(11) }.inner.result)
+                == "value(11)")
+        #expect(
+            describe(
+                value.tryFlatMapResult(on: .immediate) { _ in Promise<Int, TestError>(fulfilled: 12) }.inner.result)
+                == "value(12)")
         cancelled.onCancel(on: .immediate) { ran.record("onCancel") }
         value.tap(on: .immediate) { _ in ran.record("tap") }
         #expect(value.tap().inner.result?.value == 2)

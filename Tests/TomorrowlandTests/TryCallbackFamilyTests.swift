@@ -7,7 +7,8 @@ import Tomorrowland
 struct TryCallbackFamilyTests {
     // MARK: Outcome table for the Error == Swift.Error families.
 
-    @Test("tryThen runs only on a value and passes every outcome through", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tryThen runs only on a value and passes every outcome through", arguments: Outcome.allCases, TokenUse.allCases)
     func tryThen(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<Int>()
         let (promise, resolver) = StdPromise<Int>.makeWithResolver()
@@ -33,11 +34,13 @@ struct TryCallbackFamilyTests {
         resolver.settle(outcome)
         let applies = outcome == .value
         #expect(ran.values == (applies && tokenUse.allowsCallback ? [42] : []))
-        let expected = applies ? (tokenUse.allowsCallback ? "value(mapped 42)" : "cancelled") : passedThroughStd(outcome)
+        let expected =
+            applies ? (tokenUse.allowsCallback ? "value(mapped 42)" : "cancelled") : passedThroughStd(outcome)
         #expect(describe(child.result) == expected)
     }
 
-    @Test("tryFlatMap adopts the callback's promise, upcasting its error", arguments: Outcome.allCases, TokenUse.allCases)
+    @Test(
+        "tryFlatMap adopts the callback's promise, upcasting its error", arguments: Outcome.allCases, TokenUse.allCases)
     func tryFlatMap(outcome: Outcome, tokenUse: TokenUse) {
         let ran = Recorder<Int>()
         let (promise, resolver) = StdPromise<Int>.makeWithResolver()
@@ -92,7 +95,9 @@ struct TryCallbackFamilyTests {
 
     @Test("tryFlatMap adopts a fulfilled inner promise")
     func tryFlatMapAdoptsValue() {
-        let child = StdPromise<Int>(fulfilled: 2).tryFlatMap(on: .immediate) { Promise<Int, TestError>(fulfilled: $0 * 10) }
+        let child = StdPromise<Int>(fulfilled: 2).tryFlatMap(on: .immediate) {
+            Promise<Int, TestError>(fulfilled: $0 * 10)
+        }
         #expect(describe(child.result) == "value(20)")
     }
 
@@ -106,22 +111,30 @@ struct TryCallbackFamilyTests {
     func tryMapErrorThrowRejects() {
         let promise = Promise<Int, String>(rejected: "bad")
         let mapped = promise.tryMapError(on: .immediate) { _ -> TestError in throw TestError.thrown }
-        let flatMapped = promise.tryFlatMapError(on: .immediate) { _ -> Promise<Int, TestError> in throw TestError.thrown }
+        let flatMapped = promise.tryFlatMapError(on: .immediate) { _ -> Promise<Int, TestError> in
+            throw TestError.thrown
+        }
         #expect(describe(mapped.result) == "error(thrown)")
         #expect(describe(flatMapped.result) == "error(thrown)")
     }
 
     @Test("tryFlatMapError adopts a fulfilled inner promise")
     func tryFlatMapErrorAdoptsValue() {
-        let child = Promise<Int, String>(rejected: "bad").tryFlatMapError(on: .immediate) { Promise<Int, TestError>(fulfilled: $0.count) }
+        let child = Promise<Int, String>(rejected: "bad").tryFlatMapError(on: .immediate) {
+            Promise<Int, TestError>(fulfilled: $0.count)
+        }
         #expect(describe(child.result) == "value(3)")
     }
 
-    @Test("tryMapResult and tryFlatMapResult reject with the thrown error on every outcome", arguments: Outcome.allCases)
+    @Test(
+        "tryMapResult and tryFlatMapResult reject with the thrown error on every outcome", arguments: Outcome.allCases)
     func tryResultFamiliesThrowRejects(outcome: Outcome) {
         let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-        let mapped = promise.tryMapResult(on: .immediate) { _ -> PromiseResult<Int, TestError> in throw TestError.thrown }
-        let flatMapped = promise.tryFlatMapResult(on: .immediate) { _ -> Promise<Int, TestError> in throw TestError.thrown }
+        let mapped = promise.tryMapResult(on: .immediate) { _ -> PromiseResult<Int, TestError> in throw TestError.thrown
+        }
+        let flatMapped = promise.tryFlatMapResult(on: .immediate) { _ -> Promise<Int, TestError> in
+            throw TestError.thrown
+        }
         resolver.settle(outcome)
         #expect(describe(mapped.result) == "error(thrown)")
         #expect(describe(flatMapped.result) == "error(thrown)")

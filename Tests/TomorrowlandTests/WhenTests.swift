@@ -194,7 +194,9 @@ struct WhenFulfilledTests {
             _ = measure(1_000)  // warm-up
             let small = measure(10_000)
             let large = measure(100_000)
-            print("when(fulfilled:) 10k: \(small.seconds) s, \(small.bytes) B; 100k: \(large.seconds) s, \(large.bytes) B")
+            print(
+                "when(fulfilled:) 10k: \(small.seconds) s, \(small.bytes) B; 100k: \(large.seconds) s, \(large.bytes) B"
+            )
             // Linear is about 10x; quadratic would be about 100x. Generous for a busy machine.
             guard large.seconds < small.seconds * 40 + 0.5 else {
                 fatalError("time is not linear: 10k took \(small.seconds) s, 100k \(large.seconds) s")

@@ -1,4 +1,3 @@
-
 /// The part of a promise's storage that does not depend on its types: state, callbacks, cancel
 /// handlers and the observer count of automatic cancellation propagation.
 ///

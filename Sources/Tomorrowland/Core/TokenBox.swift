@@ -6,7 +6,6 @@ protocol PromiseCancelRequestable: AnyObject, Sendable {
     func requestCancel()
 }
 
-
 /// The state of a ``PromiseInvalidationToken``: its generation, the promises to cancel on
 /// invalidation, and the tokens chained to it.
 /// `@unchecked Sendable`: `lists` is only touched while holding `lock`.
@@ -45,9 +44,12 @@ final class TokenBox: @unchecked Sendable {
         let (cancellables, children) = lock.withLock {
             let taken = lists.cancellables
             lists.cancellables = []
-            return (taken.compactMap(\.target), lists.children.compactMap { link -> (TokenBox, Bool)? in
-                link.token.map { ($0, link.forwardsCancelWithoutInvalidating) }
-            })
+            return (
+                taken.compactMap(\.target),
+                lists.children.compactMap { link -> (TokenBox, Bool)? in
+                    link.token.map { ($0, link.forwardsCancelWithoutInvalidating) }
+                }
+            )
         }
         for cancellable in cancellables {
             cancellable.requestCancel()
@@ -75,7 +77,8 @@ final class TokenBox: @unchecked Sendable {
             while let last = lists.children.last, last.token == nil {
                 lists.children.removeLast()
             }
-            lists.children.append(ChildLink(token: child, forwardsCancelWithoutInvalidating: forwardingCancelWithoutInvalidating))
+            lists.children.append(
+                ChildLink(token: child, forwardsCancelWithoutInvalidating: forwardingCancelWithoutInvalidating))
         }
     }
 

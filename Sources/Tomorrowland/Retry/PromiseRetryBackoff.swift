@@ -25,10 +25,12 @@ public struct PromiseRetryBackoff: Sendable, Hashable {
     /// 100 ms, 200 ms, 400 ms, 800 ms, then 1 s from then on.
     ///
     /// - Precondition: `multiplier >= 1`, and `initial` is not longer than `maximum`.
-    public static func exponential(initial: Duration, multiplier: Double = 2, maximum: Duration) -> PromiseRetryBackoff {
+    public static func exponential(initial: Duration, multiplier: Double = 2, maximum: Duration) -> PromiseRetryBackoff
+    {
         precondition(
             multiplier >= 1,
-            "PromiseRetryBackoff.exponential: multiplier \(multiplier) would shrink the wait; pass 1 or more (1 is .fixed)")
+            "PromiseRetryBackoff.exponential: multiplier \(multiplier) would shrink the wait; pass 1 or more (1 is .fixed)"
+        )
         precondition(
             initial <= maximum,
             "PromiseRetryBackoff.exponential: initial \(initial) exceeds maximum \(maximum); raise the maximum")

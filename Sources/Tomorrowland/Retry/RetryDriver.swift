@@ -91,9 +91,10 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         }
         // A cancel requested while `operation` ran: pass it on now.
         if isCancelRequested { inner.removeObserver() }
-        inner.register(ObserverNode(context: context) { [self] source in
-            attemptFinished(number, PromiseBox<Value, Error>.resolvedResult(of: source))
-        })
+        inner.register(
+            ObserverNode(context: context) { [self] source in
+                attemptFinished(number, PromiseBox<Value, Error>.resolvedResult(of: source))
+            })
     }
 
     /// Attempt `number` resolved with `result`; runs on the context.

@@ -27,7 +27,8 @@ extension Promise {
     /// timer.
     ///
     /// Same rules as ``init(on:fulfilled:after:)-(_,_,TimeInterval)``.
-    public init(on context: PromiseContext = .auto, with result: PromiseResult<Value, Error>, after delay: TimeInterval) {
+    public init(on context: PromiseContext = .auto, with result: PromiseResult<Value, Error>, after delay: TimeInterval)
+    {
         self.init(on: context, with: result, after: Duration(timeInterval: delay))
     }
 
@@ -61,10 +62,11 @@ extension Promise {
         self.init(box: box)
         let timer = PromiseTimer(on: context)
         // The handler holds `box` until `box` resolves (which releases the handler).
-        box.addCancelHandler(.inline {
-            timer.cancel()
-            box.resolve(.cancelled)
-        })
+        box.addCancelHandler(
+            .inline {
+                timer.cancel()
+                box.resolve(.cancelled)
+            })
         // The result is handed to the destination with the promise it resolves; the timer
         // releases it when cancelled.
         let delivered = UnsafeTransfer(result)

@@ -29,20 +29,22 @@ extension Promise {
         let child = PromiseBox<Value, Error>()
         child.propagateCancel(to: box)
         let promise = Promise(box: child)
-        box.register(ObserverNode(context: .immediate) { source in
-            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
-            // The result travels to the destination with the promise it resolves.
-            let delivered = UnsafeTransfer(result)
-            timer.arm(after: delay) { child.resolve(delivered.wrapped) }
-            if result.isCancelled {
-                // Runs at once if a cancel was already requested; the handler (and its hold on
-                // `child`) is released when `child` resolves.
-                child.addCancelHandler(.inline {
-                    timer.cancel()
-                    child.resolve(.cancelled)
-                })
-            }
-        })
+        box.register(
+            ObserverNode(context: .immediate) { source in
+                let result = PromiseBox<Value, Error>.resolvedResult(of: source)
+                // The result travels to the destination with the promise it resolves.
+                let delivered = UnsafeTransfer(result)
+                timer.arm(after: delay) { child.resolve(delivered.wrapped) }
+                if result.isCancelled {
+                    // Runs at once if a cancel was already requested; the handler (and its hold on
+                    // `child`) is released when `child` resolves.
+                    child.addCancelHandler(
+                        .inline {
+                            timer.cancel()
+                            child.resolve(.cancelled)
+                        })
+                }
+            })
         return promise
     }
 }

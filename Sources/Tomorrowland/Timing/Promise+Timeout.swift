@@ -28,7 +28,9 @@ extension Promise {
     ///   - delay: The time allowed, in seconds.
     /// - Returns: The new promise.
     @inlinable
-    public func timeout(on context: PromiseContext = .nowOr(.auto), delay: TimeInterval) -> Promise<Value, PromiseTimeoutError<Error>> {
+    public func timeout(
+        on context: PromiseContext = .nowOr(.auto), delay: TimeInterval
+    ) -> Promise<Value, PromiseTimeoutError<Error>> {
         timeout(on: context, delay: Duration(timeInterval: delay))
     }
 
@@ -37,7 +39,9 @@ extension Promise {
     ///
     /// The `Duration` form of ``timeout(on:delay:)-(_,TimeInterval)``, with the same rules.
     @inlinable
-    public func timeout(on context: PromiseContext = .nowOr(.auto), delay: Duration) -> Promise<Value, PromiseTimeoutError<Error>> {
+    public func timeout(
+        on context: PromiseContext = .nowOr(.auto), delay: Duration
+    ) -> Promise<Value, PromiseTimeoutError<Error>> {
         makeTimeout(on: context, delay: delay, timedOut: .timedOut) { result in
             switch result {
             case .value(let value): return .value(value)
@@ -138,7 +142,9 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
         let child = unsafeDowncast(core, to: PromiseBox<Value, E>.self)
         // The upstream may have resolved after the timer became due but before this ran, its
         // callback still on the way: its result wins.
-        if let upstream = upstream.load(), let result = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result {
+        if let upstream = upstream.load(),
+            let result = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result
+        {
             CallbackDrain.run(child.settle(transform(result)))
         } else {
             CallbackDrain.run(child.settle(.error(timedOut)))
@@ -162,7 +168,8 @@ extension Promise where Error == Swift.Error {
     ///   - delay: The time allowed, in seconds.
     /// - Returns: The new promise.
     @inlinable
-    public func timeout(on context: PromiseContext = .nowOr(.auto), delay: TimeInterval) -> Promise<Value, Swift.Error> {
+    public func timeout(on context: PromiseContext = .nowOr(.auto), delay: TimeInterval) -> Promise<Value, Swift.Error>
+    {
         timeout(on: context, delay: Duration(timeInterval: delay))
     }
 

@@ -83,7 +83,10 @@ func whenTuple<Output, Error>(
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
-public func when<Value1, Value2, Error>(fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<(Value1, Value2), Error> {
+public func when<Value1, Value2, Error>(
+    fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, qos: DispatchQoS.QoSClass = .default,
+    cancelOnFailure: Bool = false
+) -> Promise<(Value1, Value2), Error> {
     whenTuple([WhenTupleInput(a), WhenTupleInput(b)], qos: qos, cancelOnFailure: cancelOnFailure) { values in
         // The slots hold each input's value at its own index: the casts cannot fail.
         (values[0] as! Value1, values[1] as! Value2)
@@ -102,8 +105,12 @@ public func when<Value1, Value2, Error>(fulfilled a: Promise<Value1, Error>, _ b
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
-public func when<Value1, Value2, Value3, Error>(fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<(Value1, Value2, Value3), Error> {
-    whenTuple([WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c)], qos: qos, cancelOnFailure: cancelOnFailure) { values in
+public func when<Value1, Value2, Value3, Error>(
+    fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>,
+    qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false
+) -> Promise<(Value1, Value2, Value3), Error> {
+    whenTuple([WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c)], qos: qos, cancelOnFailure: cancelOnFailure) {
+        values in
         // The slots hold each input's value at its own index: the casts cannot fail.
         (values[0] as! Value1, values[1] as! Value2, values[2] as! Value3)
     }
@@ -121,8 +128,14 @@ public func when<Value1, Value2, Value3, Error>(fulfilled a: Promise<Value1, Err
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
-public func when<Value1, Value2, Value3, Value4, Error>(fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>, _ d: Promise<Value4, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<(Value1, Value2, Value3, Value4), Error> {
-    whenTuple([WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d)], qos: qos, cancelOnFailure: cancelOnFailure) { values in
+public func when<Value1, Value2, Value3, Value4, Error>(
+    fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>,
+    _ d: Promise<Value4, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false
+) -> Promise<(Value1, Value2, Value3, Value4), Error> {
+    whenTuple(
+        [WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d)], qos: qos,
+        cancelOnFailure: cancelOnFailure
+    ) { values in
         // The slots hold each input's value at its own index: the casts cannot fail.
         (values[0] as! Value1, values[1] as! Value2, values[2] as! Value3, values[3] as! Value4)
     }
@@ -140,8 +153,15 @@ public func when<Value1, Value2, Value3, Value4, Error>(fulfilled a: Promise<Val
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
-public func when<Value1, Value2, Value3, Value4, Value5, Error>(fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>, _ d: Promise<Value4, Error>, _ e: Promise<Value5, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<(Value1, Value2, Value3, Value4, Value5), Error> {
-    whenTuple([WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d), WhenTupleInput(e)], qos: qos, cancelOnFailure: cancelOnFailure) { values in
+public func when<Value1, Value2, Value3, Value4, Value5, Error>(
+    fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>,
+    _ d: Promise<Value4, Error>, _ e: Promise<Value5, Error>, qos: DispatchQoS.QoSClass = .default,
+    cancelOnFailure: Bool = false
+) -> Promise<(Value1, Value2, Value3, Value4, Value5), Error> {
+    whenTuple(
+        [WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d), WhenTupleInput(e)], qos: qos,
+        cancelOnFailure: cancelOnFailure
+    ) { values in
         // The slots hold each input's value at its own index: the casts cannot fail.
         (values[0] as! Value1, values[1] as! Value2, values[2] as! Value3, values[3] as! Value4, values[4] as! Value5)
     }
@@ -159,9 +179,21 @@ public func when<Value1, Value2, Value3, Value4, Value5, Error>(fulfilled a: Pro
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
-public func when<Value1, Value2, Value3, Value4, Value5, Value6, Error>(fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>, _ d: Promise<Value4, Error>, _ e: Promise<Value5, Error>, _ f: Promise<Value6, Error>, qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<(Value1, Value2, Value3, Value4, Value5, Value6), Error> {
-    whenTuple([WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d), WhenTupleInput(e), WhenTupleInput(f)], qos: qos, cancelOnFailure: cancelOnFailure) { values in
+public func when<Value1, Value2, Value3, Value4, Value5, Value6, Error>(
+    fulfilled a: Promise<Value1, Error>, _ b: Promise<Value2, Error>, _ c: Promise<Value3, Error>,
+    _ d: Promise<Value4, Error>, _ e: Promise<Value5, Error>, _ f: Promise<Value6, Error>,
+    qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false
+) -> Promise<(Value1, Value2, Value3, Value4, Value5, Value6), Error> {
+    whenTuple(
+        [
+            WhenTupleInput(a), WhenTupleInput(b), WhenTupleInput(c), WhenTupleInput(d), WhenTupleInput(e),
+            WhenTupleInput(f),
+        ], qos: qos, cancelOnFailure: cancelOnFailure
+    ) { values in
         // The slots hold each input's value at its own index: the casts cannot fail.
-        (values[0] as! Value1, values[1] as! Value2, values[2] as! Value3, values[3] as! Value4, values[4] as! Value5, values[5] as! Value6)
+        (
+            values[0] as! Value1, values[1] as! Value2, values[2] as! Value3, values[3] as! Value4,
+            values[4] as! Value5, values[5] as! Value6
+        )
     }
 }

@@ -21,7 +21,9 @@ import Dispatch
 ///     cancellation of every input, once.
 /// - Returns: The combined promise.
 @inlinable
-public func when<Value, Error>(fulfilled promises: [Promise<Value, Error>], qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false) -> Promise<[Value], Error> {
+public func when<Value, Error>(
+    fulfilled promises: [Promise<Value, Error>], qos: DispatchQoS.QoSClass = .default, cancelOnFailure: Bool = false
+) -> Promise<[Value], Error> {
     if promises.isEmpty { return Promise(fulfilled: []) }
     // Inputs resolved already decide synchronously (I3): a failure (the first in argument
     // order), or all fulfilled.
@@ -81,7 +83,9 @@ public func when<Value, Error>(fulfilled promises: [Promise<Value, Error>], qos:
 ///     every input.
 /// - Returns: The promise of the first outcome.
 @inlinable
-public func when<Value, Error>(first promises: [Promise<Value, Error>], cancelRemaining: Bool = false) -> Promise<Value, Error> {
+public func when<Value, Error>(
+    first promises: [Promise<Value, Error>], cancelRemaining: Bool = false
+) -> Promise<Value, Error> {
     if promises.isEmpty { return Promise(with: .cancelled) }
     var allCancelled = true
     for promise in promises {

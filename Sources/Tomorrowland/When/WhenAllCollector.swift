@@ -29,7 +29,10 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
     ///   - executor: Where the outcome is delivered.
     ///   - makeOutput: Builds the value from the filled slots (it may move them out).
     @usableFromInline
-    init(count: Int, executor: any PromiseExecutor, cancelOnFailure: Bool, makeOutput: @escaping (UnsafeMutableBufferPointer<Element?>) -> Output) {
+    init(
+        count: Int, executor: any PromiseExecutor, cancelOnFailure: Bool,
+        makeOutput: @escaping (UnsafeMutableBufferPointer<Element?>) -> Output
+    ) {
         precondition(count > 0)
         self.count = count
         slots = .allocate(capacity: count)

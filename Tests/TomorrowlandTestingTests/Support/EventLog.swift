@@ -1,5 +1,5 @@
-import Tomorrowland
 import Synchronization
+import Tomorrowland
 
 /// Records labels in the order work runs; safe from any thread.
 final class EventLog: Sendable {

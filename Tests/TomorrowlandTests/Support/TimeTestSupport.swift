@@ -45,7 +45,8 @@ struct TimeTestError: Error, Equatable {
 
 /// Waits (in real time) for `promise` to resolve, for the tests where Dispatch delivery is the
 /// point. Returns nil if it does not resolve within `seconds`.
-func waitForResult<Value, Error>(_ promise: Promise<Value, Error>, seconds: Double = 10) -> PromiseResult<Value, Error>? {
+func waitForResult<Value, Error>(_ promise: Promise<Value, Error>, seconds: Double = 10) -> PromiseResult<Value, Error>?
+{
     let semaphore = DispatchSemaphore(value: 0)
     let result = LockedValue<UnsafeSendable<PromiseResult<Value, Error>>?>(nil)
     promise.tap(on: .immediate) { outcome in
