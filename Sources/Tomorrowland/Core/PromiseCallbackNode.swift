@@ -1,0 +1,68 @@
+/// One entry in a promise's callback list: a derived promise waiting for its upstream, a pipe
+/// into another promise, or a plain observer.
+///
+/// Nodes are linked through ``next`` so that registering a callback allocates nothing beyond
+/// the node, and so that a resolved list can be walked without recursion (see
+/// ``CallbackDrain``).
+///
+/// - Important: `@unchecked Sendable` because a node moves between threads by hand-off only: it
+///   belongs to exactly one callback list (guarded by that promise's lock) until the list is
+///   taken at resolution; after that it belongs to the draining thread, or to the one executor
+///   job it was handed to.
+class PromiseCallbackNode: @unchecked Sendable {
+    /// The next node of the list this node is in.
+    final var next: PromiseCallbackNode?
+
+    /// Reacts to the resolution of `source`, the promise this node was registered on.
+    ///
+    /// - Parameters:
+    ///   - source: The resolved promise box (its concrete type is known to the subclass).
+    ///   - isSynchronous: True when the node fires during its own registration because the
+    ///     promise was already resolved (the trigger `.nowOr` contexts care about).
+    /// - Returns: Callbacks of another promise that this call resolved inline and that are now
+    ///   ready to run. The caller runs them (it must not recurse), or `nil`.
+    func fire(source: AnyObject, isSynchronous: Bool) -> ReadyCallbacks? {
+        preconditionFailure("PromiseCallbackNode.fire must be overridden")
+    }
+}
+
+/// The callbacks of a promise that was just resolved, waiting to be run by ``CallbackDrain``.
+struct ReadyCallbacks: @unchecked Sendable {
+    /// The resolved promise box the callbacks read their result from. Held strongly while the
+    /// callbacks run.
+    let source: AnyObject
+    /// The first callback still to run.
+    var head: PromiseCallbackNode?
+}
+
+/// Runs resolved callback lists with constant stack depth.
+///
+/// A callback that resolves another promise inline (a pipe, an `.immediate` `map`) returns that
+/// promise's callbacks instead of running them. The drain runs them right away, before the rest of
+/// the current list, which gives Tomorrowland's depth-first order (P = [a, pipe→C, b] with
+/// C = [c1, c2] runs a, c1, c2, b) while a chain of a million links uses no stack at all.
+enum CallbackDrain {
+    /// Runs `initial` and everything it makes ready.
+    static func run(_ initial: ReadyCallbacks?) {
+        guard var current = initial else { return }
+        // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for
+        // straight chains, because an exhausted list is replaced rather than suspended.
+        var suspended: [ReadyCallbacks] = []
+        while true {
+            if let node = current.head {
+                current.head = node.next
+                node.next = nil
+                if let ready = node.fire(source: current.source, isSynchronous: false),
+                    ready.head != nil
+                {
+                    if current.head != nil { suspended.append(current) }
+                    current = ready
+                }
+            } else if let resumed = suspended.popLast() {
+                current = resumed
+            } else {
+                return
+            }
+        }
+    }
+}

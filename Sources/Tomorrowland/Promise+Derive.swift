@@ -1,0 +1,117 @@
+/// How a derived promise settles once its callback ran.
+enum Settlement<Value, Error> {
+    /// With this result.
+    case result(PromiseResult<Value, Error>)
+    /// With the result of this promise, when it has one (piped, propagating cancel requests).
+    case adopt(Promise<Value, Error>)
+}
+
+extension Promise {
+    /// Creates a promise whose result comes from `handler` when this one resolves.
+    ///
+    /// - Parameter propagatingCancel: Whether the new promise counts as a propagating observer
+    ///   of this one (D3).
+    func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseBox<U, F>.Handler) -> Promise<U, F> {
+        let child = PromiseBox<U, F>(handler: handler)
+        if propagatingCancel { child.propagateCancel(to: box) }
+        let promise = Promise<U, F>(box: child)
+        box.register(child)
+        return promise
+    }
+
+    /// Creates a propagating child whose callback runs on `context`.
+    ///
+    /// - Parameters:
+    ///   - token: Suppresses the callback if invalidated between now and when it would run; the
+    ///     child then settles with `whenSuppressed(result)`.
+    ///   - passThrough: The child's result when the callback does not apply to the upstream
+    ///     result (settled on the resolving thread, no context hop), or `nil` when it applies.
+    ///   - body: The callback, run on `context`.
+    func deriveCallback<U, F>(
+        on context: PromiseContext,
+        token: PromiseInvalidationToken?,
+        whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
+        passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
+        body: @escaping (PromiseResult<Value, Error>) -> Settlement<U, F>
+    ) -> Promise<U, F> {
+        let tokenGuard = token.guardNow
+        return derive(propagatingCancel: true) { child, source, stage in
+            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
+            switch stage {
+            case .arrive:
+                if let passed = passThrough(result) { return .settled(child.settle(passed)) }
+                return .dispatch(context)
+            case .run:
+                if let tokenGuard, !tokenGuard.isValid {
+                    return .settled(child.settle(whenSuppressed(result)))
+                }
+                switch body(result) {
+                case .result(let settled):
+                    return .settled(child.settle(settled))
+                case .adopt(let promise):
+                    return .settled(child.adopt(promise.box))
+                }
+            }
+        }
+    }
+
+    /// A propagating child whose result is `transform(result)`, settled inline on the resolving
+    /// thread (error upcasts).
+    func convert<U, F>(_ transform: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>) -> Promise<U, F> {
+        derive(propagatingCancel: true) { child, source, _ in
+            .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+        }
+    }
+}
+
+/// Pass-through rules shared by the families (see the outcome table in the README).
+enum PassThrough {
+    /// Applies to values; errors and cancellation pass through.
+    static func unlessValue<V, E, U>(_ result: PromiseResult<V, E>) -> PromiseResult<U, E>? {
+        switch result {
+        case .value: return nil
+        case .error(let error): return .error(error)
+        case .cancelled: return .cancelled
+        }
+    }
+
+    /// Applies to errors; values and cancellation pass through.
+    static func unlessError<V, E, F>(_ result: PromiseResult<V, E>) -> PromiseResult<V, F>? {
+        switch result {
+        case .value(let value): return .value(value)
+        case .error: return nil
+        case .cancelled: return .cancelled
+        }
+    }
+
+    /// Applies to values; errors (upcast) and cancellation pass through.
+    static func unlessValueUpcasting<V, E: Swift.Error, U>(_ result: PromiseResult<V, E>) -> PromiseResult<U, Swift.Error>? {
+        switch result {
+        case .value: return nil
+        case .error(let error): return .error(error)
+        case .cancelled: return .cancelled
+        }
+    }
+
+    /// Applies always.
+    static func never<V, E, U, F>(_ result: PromiseResult<V, E>) -> PromiseResult<U, F>? {
+        nil
+    }
+
+    /// The result unchanged (suppressed observers).
+    static func same<V, E>(_ result: PromiseResult<V, E>) -> PromiseResult<V, E> {
+        result
+    }
+
+    /// Cancelled (suppressed transforms).
+    static func cancelled<V, E, U, F>(_ result: PromiseResult<V, E>) -> PromiseResult<U, F> {
+        .cancelled
+    }
+}
+
+extension Promise where Error: Swift.Error {
+    /// This promise with its error upcast, for adoption by a `Swift.Error` promise.
+    var upcastForAdoption: Promise<Value, Swift.Error> {
+        convert { $0.mapError { $0 as Swift.Error } }
+    }
+}

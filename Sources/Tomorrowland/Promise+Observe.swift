@@ -1,0 +1,141 @@
+extension Promise {
+    /// Runs `onSuccess` on `context` with the value, if the promise is fulfilled.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onSuccess` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onSuccess` runs, `onSuccess` is skipped.
+    ///   - onSuccess: Receives the value, on `context`.
+    /// - Returns: A new promise with this promise's result, resolved after `onSuccess` ran.
+    @preconcurrency
+    public func then(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) -> Void) -> Promise<Value, Error> {
+        deriveCallback(
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue
+        ) { result in
+            onSuccess(result.value.unsafelyUnwrapped)
+            return .result(result)
+        }
+    }
+
+    /// Runs `onError` on `context` with the error, if the promise is rejected.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onError` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onError` runs, `onError` is skipped.
+    ///   - onError: Receives the error, on `context`.
+    /// - Returns: A new promise with this promise's result, resolved after `onError` ran.
+    @discardableResult
+    @preconcurrency
+    public func `catch`(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onError: @escaping @Sendable (Error) -> Void) -> Promise<Value, Error> {
+        deriveCallback(
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError
+        ) { result in
+            onError(result.error.unsafelyUnwrapped)
+            return .result(result)
+        }
+    }
+
+    /// Runs `onComplete` on `context` with the result, whatever it is.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onComplete` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onComplete` runs, `onComplete` is skipped.
+    ///   - onComplete: Receives the result, on `context`.
+    /// - Returns: A new promise with this promise's result, resolved after `onComplete` ran.
+    @discardableResult
+    @preconcurrency
+    public func always(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
+        deriveCallback(
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never
+        ) { result in
+            onComplete(result)
+            return .result(result)
+        }
+    }
+
+    /// Runs `onCancel` on `context` if the promise is cancelled.
+    ///
+    /// The returned promise does not count as an observer for automatic cancellation until a
+    /// cancel is requested on it: then it acts as one that asks for cancellation.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onCancel` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onCancel` runs, `onCancel` is skipped.
+    ///   - onCancel: Runs on `context`.
+    /// - Returns: A new promise with this promise's result, resolved after `onCancel` ran.
+    @discardableResult
+    @preconcurrency
+    public func onCancel(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onCancel: @escaping @Sendable () -> Void) -> Promise<Value, Error> {
+        let tokenGuard = token.guardNow
+        let upstream = box
+        let promise: Promise<Value, Error> = derive(propagatingCancel: false) { child, source, stage in
+            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
+            switch stage {
+            case .arrive:
+                return result.isCancelled ? .dispatch(context) : .settled(child.settle(result))
+            case .run:
+                if tokenGuard?.isValid ?? true { onCancel() }
+                return .settled(child.settle(result))
+            }
+        }
+        // Counted only at the moment a cancel is requested on the returned promise (D5).
+        promise.box.addCancelHandler(.inline { [weak upstream] in
+            upstream?.addObserver()
+            upstream?.removeObserver()
+        })
+        return promise
+    }
+
+    /// Runs `onComplete` on `context` with the result, without creating a promise.
+    ///
+    /// A tap never takes part in automatic cancellation: it neither keeps the promise from being
+    /// cancelled nor asks for it.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onComplete` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onComplete` runs, `onComplete` is skipped.
+    ///   - onComplete: Receives the result, on `context`.
+    /// - Returns: This promise.
+    @discardableResult
+    @preconcurrency
+    public func tap(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
+        let tokenGuard = token.guardNow
+        box.register(ObserverNode(context: context) { result in
+            if tokenGuard?.isValid ?? true { onComplete(result) }
+        })
+        return self
+    }
+
+    /// A new promise with this promise's result that takes no part in automatic cancellation.
+    ///
+    /// Cancel requests on the returned promise do nothing.
+    public func tap() -> Promise<Value, Error> {
+        let child = PromiseBox<Value, Error>()
+        let promise = Promise(box: child)
+        box.register(PipeNode(target: child))
+        return promise
+    }
+}
+
+extension Promise where Error == Swift.Error {
+    /// Runs a throwing `onSuccess` on `context` with the value, if the promise is fulfilled.
+    ///
+    /// - Parameters:
+    ///   - context: Where `onSuccess` runs. Defaults to `.auto`.
+    ///   - token: If invalidated before `onSuccess` runs, `onSuccess` is skipped and the returned
+    ///     promise is fulfilled with the value.
+    ///   - onSuccess: Receives the value, on `context`. A thrown error rejects the returned promise.
+    /// - Returns: A new promise with this promise's result, or the thrown error.
+    @preconcurrency
+    public func tryThen(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) throws -> Void) -> Promise<Value, Error> {
+        deriveCallback(
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue
+        ) { result in
+            do {
+                try onSuccess(result.value.unsafelyUnwrapped)
+                return .result(result)
+            } catch {
+                return .result(.error(error))
+            }
+        }
+    }
+}

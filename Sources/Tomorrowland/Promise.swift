@@ -1,0 +1,114 @@
+/// A promise of a `Value`, or an `Error`, or cancellation, that arrives later.
+///
+/// Tomorrowland's `Promise`, on Linux. `Error` is unconstrained: `Promise<Int, String>` is fine.
+/// Every callback method takes a ``PromiseContext`` saying where the callback runs, and an
+/// optional ``PromiseInvalidationToken`` that suppresses it. Promises are thread-safe: any method
+/// may be called from any thread.
+///
+/// Two `Promise` values are equal when they are the same promise (copies of one value).
+public struct Promise<Value, Error> {
+    let seal: PromiseSeal<Value, Error>
+
+    @inline(__always)
+    var box: PromiseBox<Value, Error> { seal.box }
+
+    /// Wraps a box in its one handle. Call once per box: the handle's death seals the box.
+    init(box: PromiseBox<Value, Error>) {
+        seal = PromiseSeal(box: box)
+    }
+
+    init(seal: PromiseSeal<Value, Error>) {
+        self.seal = seal
+    }
+
+    /// Returns a pending promise and the resolver that settles it.
+    public static func makeWithResolver() -> (Promise<Value, Error>, Promise<Value, Error>.Resolver) {
+        let box = PromiseBox<Value, Error>()
+        return (Promise(box: box), Resolver(box: box))
+    }
+
+    /// Creates a promise and runs `handler` on `context` to resolve it.
+    ///
+    /// - Parameters:
+    ///   - context: Where `handler` runs. `.immediate` and `.nowOr(_:)` run it before the
+    ///     initializer returns; every other context runs it asynchronously, `.main` included.
+    ///   - handler: Receives the resolver. If the resolver is dropped unresolved, the promise is
+    ///     cancelled once nothing else refers to it.
+    @preconcurrency
+    public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
+        let box = PromiseBox<Value, Error>()
+        self.init(box: box)
+        context.execute(isSynchronous: true) { handler(Resolver(box: box)) }
+    }
+
+    /// A promise that is already fulfilled with `value`.
+    public init(fulfilled value: Value) {
+        self.init(box: PromiseBox(result: .value(value)))
+    }
+
+    /// A promise that is already rejected with `error`.
+    public init(rejected error: Error) {
+        self.init(box: PromiseBox(result: .error(error)))
+    }
+
+    /// A promise that already has `result`.
+    public init(with result: PromiseResult<Value, Error>) {
+        self.init(box: PromiseBox(result: result))
+    }
+
+    /// A promise that already has `result`.
+    @available(*, deprecated, renamed: "init(with:)")
+    public init(result: PromiseResult<Value, Error>) {
+        self.init(with: result)
+    }
+
+    /// The result, or `nil` while the promise is unresolved.
+    public var result: PromiseResult<Value, Error>? {
+        box.result
+    }
+}
+
+extension Promise where Error == Swift.Error {
+    /// Creates a promise and runs a throwing `handler` on `context` to resolve it.
+    ///
+    /// An error thrown by `handler` rejects the promise, unless it is resolved already.
+    @preconcurrency
+    public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) throws -> Void) {
+        self.init(on: context) { (resolver: Resolver) -> Void in
+            do {
+                try handler(resolver)
+            } catch {
+                resolver.reject(with: error)
+            }
+        }
+    }
+}
+
+extension Promise where Error: Swift.Error {
+    /// A promise that already has the outcome of a `Swift.Result`.
+    public init(with result: Result<Value, Error>) {
+        self.init(with: PromiseResult(result))
+    }
+}
+
+extension Promise: Equatable {
+    /// Whether both are the same promise (copies of one value). Two promises with equal results
+    /// are not equal.
+    public static func == (lhs: Promise, rhs: Promise) -> Bool {
+        lhs.box === rhs.box
+    }
+}
+
+/// A promise of `Sendable` values may cross threads: the storage behind it is thread-safe.
+extension Promise: @unchecked Sendable where Value: Sendable, Error: Sendable {}
+
+/// A promise whose error is any `Swift.Error`.
+public typealias StdPromise<Value> = Promise<Value, Swift.Error>
+
+@available(*, unavailable, message: "Use Promise(on:_:) instead")
+extension Promise {
+    /// Unavailable: name the context with `Promise(on:_:)`.
+    public init(_ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
+        fatalError()
+    }
+}
