@@ -22,9 +22,15 @@ let package = Package(
             pkgConfig: "libevent_core",
             providers: [.apt(["libevent-dev"])]
         ),
+        // The libdispatch hooks that let an EventLoop on the main thread drain DispatchQueue.main
+        // (declared in C: they are not in libdispatch's public headers).
+        .target(
+            name: "CTomorrowlandLoopSupport",
+            linkerSettings: [.linkedLibrary("dispatch")]
+        ),
         .target(
             name: "TomorrowlandLoop",
-            dependencies: ["Tomorrowland", "CLibevent"]
+            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport"]
         ),
         .target(
             name: "TomorrowlandTesting",
@@ -34,9 +40,17 @@ let package = Package(
             name: "TomorrowlandTests",
             dependencies: ["Tomorrowland"]
         ),
+        // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
+        // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop
+        // drains DispatchQueue.main.
+        .executableTarget(
+            name: "LoopMainQueueProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/LoopMainQueueProbe"
+        ),
         .testTarget(
             name: "TomorrowlandLoopTests",
-            dependencies: ["TomorrowlandLoop", "Tomorrowland"]
+            dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",

@@ -3,6 +3,7 @@ extension Promise {
     ///
     /// Advisory: the promise's handlers registered with `onRequestCancel` are told, and decide.
     /// Does nothing if the promise is resolved or a cancel was already requested.
+    @inlinable
     public func requestCancel() {
         box.requestCancel()
     }
@@ -25,11 +26,12 @@ extension Promise {
     ///
     /// Use it to hand out a promise whose cancellation (together with every other observer's)
     /// cancels this one. If this promise is resolved, so is the child.
+    @inlinable
     public func makeChild() -> Promise<Value, Error> {
         let child = PromiseBox<Value, Error>()
         child.propagateCancel(to: box)
         let promise = Promise(box: child)
-        box.register(PipeNode(target: child))
+        box.register(child.pipeNode())
         return promise
     }
 
@@ -37,11 +39,12 @@ extension Promise {
     ///
     /// From now on, this promise is never cancelled automatically (the returned promise counts
     /// as an observer that never asks for cancellation). It is still cancelled if this one is.
+    @inlinable
     public func ignoringCancel() -> Promise<Value, Error> {
         box.addObserver()
         let child = PromiseBox<Value, Error>()
         let promise = Promise(box: child)
-        box.register(PipeNode(target: child))
+        box.register(child.pipeNode())
         return promise
     }
 
@@ -59,8 +62,8 @@ extension Promise {
     @preconcurrency
     public func propagatingCancellation(on context: PromiseContext, cancelRequested: @escaping @Sendable (_ promise: Promise<Value, Error>) -> Void) -> Promise<Value, Error> {
         let child = PromiseBox<Value, Error>()
-        let upstream = box
-        upstream.addObserver()
+        box.addObserver()
+        let upstream = UpstreamReferenceBox(box)
         let promise = Promise(box: child)
         let handle = UnsafeTransfer(promise)
         // The handler holds the child (and its handle) until the child resolves: it keeps itself
@@ -68,10 +71,10 @@ extension Promise {
         // to be handed to `cancelRequested`, as Tomorrowland does.
         child.addCancelHandler(.user(context) { _ in
             cancelRequested(handle.wrapped)
-            upstream.removeObserver()
+            upstream.reference.load()?.removeObserver()
         })
         child.seal()
-        box.register(PipeNode(target: child))
+        box.register(child.pipeNode())
         return promise
     }
 
@@ -98,16 +101,17 @@ extension Promise where Error == NoError {
     /// cancel request on the result is passed straight to this promise, whatever its other
     /// observers.
     public var upcast: Promise<Value, Swift.Error> {
-        let upstream = box
-        upstream.addObserver()
+        box.addObserver()
+        let upstream = UpstreamReferenceBox(box)
         let promise: Promise<Value, Swift.Error> = derive(propagatingCancel: false) { child, source, _ in
+            let child = unsafeDowncast(child, to: PromiseBox<Value, Swift.Error>.self)
             let result = PromiseBox<Value, NoError>.resolvedResult(of: source)
             switch result {
             case .value(let value): return .settled(child.settle(.value(value)))
             case .cancelled: return .settled(child.settle(.cancelled))
             }
         }
-        promise.box.addCancelHandler(.inline { [weak upstream] in upstream?.requestCancel() })
+        promise.box.addCancelHandler(.inline { upstream.reference.load()?.requestCancel() })
         return promise
     }
 }

@@ -1,4 +1,5 @@
 /// How a derived promise settles once its callback ran.
+@usableFromInline
 enum Settlement<Value, Error> {
     /// With this result.
     case result(PromiseResult<Value, Error>)
@@ -11,7 +12,8 @@ extension Promise {
     ///
     /// - Parameter propagatingCancel: Whether the new promise counts as a propagating observer
     ///   of this one (D3).
-    func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseBox<U, F>.Handler) -> Promise<U, F> {
+    @inlinable
+    func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
         let child = PromiseBox<U, F>(handler: handler)
         if propagatingCancel { child.propagateCancel(to: box) }
         let promise = Promise<U, F>(box: child)
@@ -26,16 +28,21 @@ extension Promise {
     ///     child then settles with `whenSuppressed(result)`.
     ///   - passThrough: The child's result when the callback does not apply to the upstream
     ///     result (settled on the resolving thread, no context hop), or `nil` when it applies.
-    ///   - body: The callback, run on `context`.
-    func deriveCallback<U, F>(
+    ///   - callback: The user's closure.
+    ///   - body: Runs `callback` on `context` and says how the child settles. A closure that
+    ///     captures nothing, so that the only allocation is the handler's context.
+    @inlinable
+    func deriveCallback<U, F, Callback>(
         on context: PromiseContext,
         token: PromiseInvalidationToken?,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
-        body: @escaping (PromiseResult<Value, Error>) -> Settlement<U, F>
+        callback: Callback,
+        body: @escaping (Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
         let tokenGuard = token.guardNow
         return derive(propagatingCancel: true) { child, source, stage in
+            let child = unsafeDowncast(child, to: PromiseBox<U, F>.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive:
@@ -45,7 +52,7 @@ extension Promise {
                 if let tokenGuard, !tokenGuard.isValid {
                     return .settled(child.settle(whenSuppressed(result)))
                 }
-                switch body(result) {
+                switch body(callback, result) {
                 case .result(let settled):
                     return .settled(child.settle(settled))
                 case .adopt(let promise):
@@ -57,16 +64,20 @@ extension Promise {
 
     /// A propagating child whose result is `transform(result)`, settled inline on the resolving
     /// thread (error upcasts).
+    @inlinable
     func convert<U, F>(_ transform: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>) -> Promise<U, F> {
         derive(propagatingCancel: true) { child, source, _ in
-            .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+            .settled(unsafeDowncast(child, to: PromiseBox<U, F>.self).settle(
+                transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
         }
     }
 }
 
 /// Pass-through rules shared by the families (see the outcome table in the README).
+@usableFromInline
 enum PassThrough {
     /// Applies to values; errors and cancellation pass through.
+    @inlinable
     static func unlessValue<V, E, U>(_ result: PromiseResult<V, E>) -> PromiseResult<U, E>? {
         switch result {
         case .value: return nil
@@ -76,6 +87,7 @@ enum PassThrough {
     }
 
     /// Applies to errors; values and cancellation pass through.
+    @inlinable
     static func unlessError<V, E, F>(_ result: PromiseResult<V, E>) -> PromiseResult<V, F>? {
         switch result {
         case .value(let value): return .value(value)
@@ -85,6 +97,7 @@ enum PassThrough {
     }
 
     /// Applies to values; errors (upcast) and cancellation pass through.
+    @inlinable
     static func unlessValueUpcasting<V, E: Swift.Error, U>(_ result: PromiseResult<V, E>) -> PromiseResult<U, Swift.Error>? {
         switch result {
         case .value: return nil
@@ -94,16 +107,19 @@ enum PassThrough {
     }
 
     /// Applies always.
+    @inlinable
     static func never<V, E, U, F>(_ result: PromiseResult<V, E>) -> PromiseResult<U, F>? {
         nil
     }
 
     /// The result unchanged (suppressed observers).
+    @inlinable
     static func same<V, E>(_ result: PromiseResult<V, E>) -> PromiseResult<V, E> {
         result
     }
 
     /// Cancelled (suppressed transforms).
+    @inlinable
     static func cancelled<V, E, U, F>(_ result: PromiseResult<V, E>) -> PromiseResult<U, F> {
         .cancelled
     }
@@ -111,6 +127,7 @@ enum PassThrough {
 
 extension Promise where Error: Swift.Error {
     /// This promise with its error upcast, for adoption by a `Swift.Error` promise.
+    @inlinable
     var upcastForAdoption: Promise<Value, Swift.Error> {
         convert { $0.mapError { $0 as Swift.Error } }
     }

@@ -8,11 +8,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the value, on `context`.
     /// - Returns: A new promise fulfilled with what `transform` returns.
+    @inlinable
     @preconcurrency
     public func map<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) -> U) -> Promise<U, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
+            callback: transform
+        ) { transform, result in
             .result(.value(transform(result.value.unsafelyUnwrapped)))
         }
     }
@@ -27,11 +29,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the value, on `context`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func flatMap<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) -> Promise<U, Error>) -> Promise<U, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
+            callback: transform
+        ) { transform, result in
             .adopt(transform(result.value.unsafelyUnwrapped))
         }
     }
@@ -45,11 +49,13 @@ extension Promise where Error == Swift.Error {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the value, on `context`. A thrown error rejects the returned promise.
     /// - Returns: A new promise fulfilled with what `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryMap<U>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) throws -> U) -> Promise<U, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
+            callback: transform
+        ) { transform, result in
             do {
                 return .result(.value(try transform(result.value.unsafelyUnwrapped)))
             } catch {
@@ -66,11 +72,13 @@ extension Promise where Error == Swift.Error {
     ///   - transform: Receives the value, on `context`. A thrown error rejects the returned
     ///     promise; the returned promise's error is upcast to `Swift.Error`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryFlatMap<U, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>) -> Promise<U, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
+            callback: transform
+        ) { transform, result in
             do {
                 return .adopt(try transform(result.value.unsafelyUnwrapped).upcastForAdoption)
             } catch {

@@ -6,11 +6,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the result, on `context`.
     /// - Returns: A new promise with the result `transform` returns.
+    @inlinable
     @preconcurrency
     public func mapResult<T, E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>) -> Promise<T, E> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
+            callback: transform
+        ) { transform, result in
             .result(transform(result))
         }
     }
@@ -22,11 +24,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the result, on `context`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func flatMapResult<T, E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>) -> Promise<T, E> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
+            callback: transform
+        ) { transform, result in
             .adopt(transform(result))
         }
     }
@@ -39,11 +43,13 @@ extension Promise {
     ///   - transform: Receives the result, on `context`. A thrown error rejects the returned
     ///     promise; a returned error is upcast to `Swift.Error`.
     /// - Returns: A new promise with the result `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryMapResult<T, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>) -> Promise<T, Swift.Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
+            callback: transform
+        ) { transform, result in
             do {
                 return .result(try transform(result).mapError { $0 as Swift.Error })
             } catch {
@@ -60,11 +66,13 @@ extension Promise {
     ///   - transform: Receives the result, on `context`. A thrown error rejects the returned
     ///     promise; the returned promise's error is upcast to `Swift.Error`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryFlatMapResult<T, E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>) -> Promise<T, Swift.Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
+            callback: transform
+        ) { transform, result in
             do {
                 return .adopt(try transform(result).upcastForAdoption)
             } catch {

@@ -6,11 +6,13 @@ extension Promise {
     ///   - token: If invalidated before `onSuccess` runs, `onSuccess` is skipped.
     ///   - onSuccess: Receives the value, on `context`.
     /// - Returns: A new promise with this promise's result, resolved after `onSuccess` ran.
+    @inlinable
     @preconcurrency
     public func then(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) -> Void) -> Promise<Value, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
+            callback: onSuccess
+        ) { onSuccess, result in
             onSuccess(result.value.unsafelyUnwrapped)
             return .result(result)
         }
@@ -23,12 +25,14 @@ extension Promise {
     ///   - token: If invalidated before `onError` runs, `onError` is skipped.
     ///   - onError: Receives the error, on `context`.
     /// - Returns: A new promise with this promise's result, resolved after `onError` ran.
+    @inlinable
     @discardableResult
     @preconcurrency
     public func `catch`(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onError: @escaping @Sendable (Error) -> Void) -> Promise<Value, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError,
+            callback: onError
+        ) { onError, result in
             onError(result.error.unsafelyUnwrapped)
             return .result(result)
         }
@@ -41,12 +45,14 @@ extension Promise {
     ///   - token: If invalidated before `onComplete` runs, `onComplete` is skipped.
     ///   - onComplete: Receives the result, on `context`.
     /// - Returns: A new promise with this promise's result, resolved after `onComplete` ran.
+    @inlinable
     @discardableResult
     @preconcurrency
     public func always(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never,
+            callback: onComplete
+        ) { onComplete, result in
             onComplete(result)
             return .result(result)
         }
@@ -62,12 +68,14 @@ extension Promise {
     ///   - token: If invalidated before `onCancel` runs, `onCancel` is skipped.
     ///   - onCancel: Runs on `context`.
     /// - Returns: A new promise with this promise's result, resolved after `onCancel` ran.
+    @inlinable
     @discardableResult
     @preconcurrency
     public func onCancel(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onCancel: @escaping @Sendable () -> Void) -> Promise<Value, Error> {
         let tokenGuard = token.guardNow
-        let upstream = box
+        let upstream = UpstreamReferenceBox(box)
         let promise: Promise<Value, Error> = derive(propagatingCancel: false) { child, source, stage in
+            let child = unsafeDowncast(child, to: PromiseBox<Value, Error>.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive:
@@ -78,9 +86,10 @@ extension Promise {
             }
         }
         // Counted only at the moment a cancel is requested on the returned promise (D5).
-        promise.box.addCancelHandler(.inline { [weak upstream] in
-            upstream?.addObserver()
-            upstream?.removeObserver()
+        promise.box.addCancelHandler(.inline {
+            guard let upstream = upstream.reference.load() else { return }
+            upstream.addObserver()
+            upstream.removeObserver()
         })
         return promise
     }
@@ -95,12 +104,13 @@ extension Promise {
     ///   - token: If invalidated before `onComplete` runs, `onComplete` is skipped.
     ///   - onComplete: Receives the result, on `context`.
     /// - Returns: This promise.
+    @inlinable
     @discardableResult
     @preconcurrency
     public func tap(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void) -> Promise<Value, Error> {
         let tokenGuard = token.guardNow
-        box.register(ObserverNode(context: context) { result in
-            if tokenGuard?.isValid ?? true { onComplete(result) }
+        box.register(ObserverNode(context: context) { source in
+            if tokenGuard?.isValid ?? true { onComplete(PromiseBox<Value, Error>.resolvedResult(of: source)) }
         })
         return self
     }
@@ -108,10 +118,11 @@ extension Promise {
     /// A new promise with this promise's result that takes no part in automatic cancellation.
     ///
     /// Cancel requests on the returned promise do nothing.
+    @inlinable
     public func tap() -> Promise<Value, Error> {
         let child = PromiseBox<Value, Error>()
         let promise = Promise(box: child)
-        box.register(PipeNode(target: child))
+        box.register(child.pipeNode())
         return promise
     }
 }
@@ -125,11 +136,13 @@ extension Promise where Error == Swift.Error {
     ///     promise is fulfilled with the value.
     ///   - onSuccess: Receives the value, on `context`. A thrown error rejects the returned promise.
     /// - Returns: A new promise with this promise's result, or the thrown error.
+    @inlinable
     @preconcurrency
     public func tryThen(on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil, _ onSuccess: @escaping @Sendable (Value) throws -> Void) -> Promise<Value, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
+            callback: onSuccess
+        ) { onSuccess, result in
             do {
                 try onSuccess(result.value.unsafelyUnwrapped)
                 return .result(result)

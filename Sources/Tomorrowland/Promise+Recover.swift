@@ -6,11 +6,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the error, on `context`.
     /// - Returns: A new promise that cannot be rejected.
+    @inlinable
     @preconcurrency
     public func recover(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> Value) -> Promise<Value, NoError> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             .result(.value(transform(result.error.unsafelyUnwrapped)))
         }
     }
@@ -22,11 +24,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the error, on `context`.
     /// - Returns: A new promise rejected with what `transform` returns.
+    @inlinable
     @preconcurrency
     public func mapError<E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> E) -> Promise<Value, E> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             .result(.error(transform(result.error.unsafelyUnwrapped)))
         }
     }
@@ -38,11 +42,13 @@ extension Promise {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the error, on `context`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func flatMapError<E>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) -> Promise<Value, E>) -> Promise<Value, E> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             .adopt(transform(result.error.unsafelyUnwrapped))
         }
     }
@@ -55,11 +61,13 @@ extension Promise {
     ///   - transform: Receives the error, on `context`. Rejects the returned promise with the
     ///     error it returns or throws.
     /// - Returns: A new promise whose error is a `Swift.Error`.
+    @inlinable
     @preconcurrency
     public func tryMapError<E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> E) -> Promise<Value, Swift.Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             do {
                 return .result(.error(try transform(result.error.unsafelyUnwrapped)))
             } catch {
@@ -76,11 +84,13 @@ extension Promise {
     ///   - transform: Receives the error, on `context`. A thrown error rejects the returned
     ///     promise; the returned promise's error is upcast to `Swift.Error`.
     /// - Returns: A new promise with the result of the promise `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryFlatMapError<E: Swift.Error>(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>) -> Promise<Value, Swift.Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             do {
                 return .adopt(try transform(result.error.unsafelyUnwrapped).upcastForAdoption)
             } catch {
@@ -98,11 +108,13 @@ extension Promise where Error == Swift.Error {
     ///   - token: If invalidated before `transform` runs, the returned promise is cancelled.
     ///   - transform: Receives the error, on `context`. A thrown error rejects the returned promise.
     /// - Returns: A new promise fulfilled with what `transform` returns.
+    @inlinable
     @preconcurrency
     public func tryRecover(on context: PromiseContext, token: PromiseInvalidationToken? = nil, _ transform: @escaping @Sendable (Error) throws -> Value) -> Promise<Value, Error> {
         deriveCallback(
-            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError
-        ) { result in
+            on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
+            callback: transform
+        ) { transform, result in
             do {
                 return .result(.value(try transform(result.error.unsafelyUnwrapped)))
             } catch {

@@ -5,28 +5,34 @@ extension Promise {
     /// resolver of a promise is dropped unresolved, the promise is cancelled once nothing else
     /// refers to it.
     public struct Resolver {
+        @usableFromInline
         let box: PromiseBox<Value, Error>
 
+        @inlinable
         init(box: PromiseBox<Value, Error>) {
             self.box = box
         }
 
         /// Fulfils the promise with `value`.
+        @inlinable
         public func fulfill(with value: Value) {
             box.resolve(.value(value))
         }
 
         /// Rejects the promise with `error`.
+        @inlinable
         public func reject(with error: Error) {
             box.resolve(.error(error))
         }
 
         /// Cancels the promise.
+        @inlinable
         public func cancel() {
             box.resolve(.cancelled)
         }
 
         /// Resolves the promise with `result`.
+        @inlinable
         public func resolve(with result: PromiseResult<Value, Error>) {
             box.resolve(result)
         }
@@ -36,6 +42,7 @@ extension Promise {
         /// If `promise` is already resolved, this resolves before returning, on the calling
         /// thread; otherwise on the thread that resolves `promise`, with no context hop. Cancel
         /// requests on this resolver's promise propagate to `promise`, as a child's would.
+        @inlinable
         public func resolve(with promise: Promise<Value, Error>) {
             CallbackDrain.run(box.adopt(promise.box))
         }
@@ -50,12 +57,15 @@ extension Promise {
         /// - Note: `callback` is released once the promise resolves, wherever that happens.
         @preconcurrency
         public func onRequestCancel(on context: PromiseContext, _ callback: @escaping @Sendable (Resolver) -> Void) {
-            box.addCancelHandler(.user(context, callback))
+            box.addCancelHandler(.user(context) { core in
+                callback(Resolver(box: unsafeDowncast(core, to: PromiseBox<Value, Error>.self)))
+            })
         }
 
         /// Whether cancellation was requested, or the promise was cancelled.
         ///
         /// False once the promise has a value or an error, even if a cancel had been requested.
+        @inlinable
         public var hasRequestedCancel: Bool {
             box.hasRequestedCancel
         }
@@ -66,6 +76,7 @@ extension Promise.Resolver: @unchecked Sendable where Value: Sendable, Error: Se
 
 extension Promise.Resolver where Error: Swift.Error {
     /// Resolves the promise with the outcome of a `Swift.Result`.
+    @inlinable
     public func resolve(with result: Result<Value, Error>) {
         box.resolve(PromiseResult(result))
     }
@@ -73,6 +84,7 @@ extension Promise.Resolver where Error: Swift.Error {
 
 extension Promise.Resolver where Error == Swift.Error {
     /// Resolves the promise with `result`, its error upcast to `Swift.Error`.
+    @inlinable
     public func resolve<E: Swift.Error>(with result: PromiseResult<Value, E>) {
         box.resolve(result.mapError { $0 as Swift.Error })
     }

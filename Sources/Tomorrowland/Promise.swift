@@ -7,21 +7,27 @@
 ///
 /// Two `Promise` values are equal when they are the same promise (copies of one value).
 public struct Promise<Value, Error> {
-    let seal: PromiseSeal<Value, Error>
+    @usableFromInline
+    let seal: PromiseSeal
 
-    @inline(__always)
-    var box: PromiseBox<Value, Error> { seal.box }
-
-    /// Wraps a box in its one handle. Call once per box: the handle's death seals the box.
-    init(box: PromiseBox<Value, Error>) {
-        seal = PromiseSeal(box: box)
+    @inlinable
+    var box: PromiseBox<Value, Error> {
+        unsafeDowncast(seal.core, to: PromiseBox<Value, Error>.self)
     }
 
-    init(seal: PromiseSeal<Value, Error>) {
+    /// Wraps a box in its one handle. Call once per box: the handle's death seals the box.
+    @inlinable
+    init(box: PromiseBox<Value, Error>) {
+        seal = PromiseSeal(core: box)
+    }
+
+    @usableFromInline
+    init(seal: PromiseSeal) {
         self.seal = seal
     }
 
     /// Returns a pending promise and the resolver that settles it.
+    @inlinable
     public static func makeWithResolver() -> (Promise<Value, Error>, Promise<Value, Error>.Resolver) {
         let box = PromiseBox<Value, Error>()
         return (Promise(box: box), Resolver(box: box))
@@ -34,6 +40,7 @@ public struct Promise<Value, Error> {
     ///     initializer returns; every other context runs it asynchronously, `.main` included.
     ///   - handler: Receives the resolver. If the resolver is dropped unresolved, the promise is
     ///     cancelled once nothing else refers to it.
+    @inlinable
     @preconcurrency
     public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
         let box = PromiseBox<Value, Error>()
@@ -42,16 +49,19 @@ public struct Promise<Value, Error> {
     }
 
     /// A promise that is already fulfilled with `value`.
+    @inlinable
     public init(fulfilled value: Value) {
         self.init(box: PromiseBox(result: .value(value)))
     }
 
     /// A promise that is already rejected with `error`.
+    @inlinable
     public init(rejected error: Error) {
         self.init(box: PromiseBox(result: .error(error)))
     }
 
     /// A promise that already has `result`.
+    @inlinable
     public init(with result: PromiseResult<Value, Error>) {
         self.init(box: PromiseBox(result: result))
     }
@@ -63,6 +73,7 @@ public struct Promise<Value, Error> {
     }
 
     /// The result, or `nil` while the promise is unresolved.
+    @inlinable
     public var result: PromiseResult<Value, Error>? {
         box.result
     }
@@ -86,6 +97,7 @@ extension Promise where Error == Swift.Error {
 
 extension Promise where Error: Swift.Error {
     /// A promise that already has the outcome of a `Swift.Result`.
+    @inlinable
     public init(with result: Result<Value, Error>) {
         self.init(with: PromiseResult(result))
     }
@@ -94,8 +106,9 @@ extension Promise where Error: Swift.Error {
 extension Promise: Equatable {
     /// Whether both are the same promise (copies of one value). Two promises with equal results
     /// are not equal.
+    @inlinable
     public static func == (lhs: Promise, rhs: Promise) -> Bool {
-        lhs.box === rhs.box
+        lhs.seal.core === rhs.seal.core
     }
 }
 

@@ -51,6 +51,7 @@ extension PromiseContext {
     ///   - isSynchronous: Whether the trigger is synchronous (see ``route(isSynchronous:)``).
     ///   - work: The work. Inline routes run it before returning; executors run it later with
     ///     `isExecutingNow` false.
+    @usableFromInline
     func execute(isSynchronous: Bool, _ work: @escaping @Sendable () -> Void) {
         switch route(isSynchronous: isSynchronous) {
         case .inline(let flag):

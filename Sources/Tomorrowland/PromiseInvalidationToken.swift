@@ -11,9 +11,11 @@ import Synchronization
 /// Copies of a token are the same token. By default, the token invalidates itself when its last
 /// copy is destroyed; callbacks registered with it do not keep it alive.
 public struct PromiseInvalidationToken: CustomStringConvertible, CustomDebugStringConvertible, Sendable {
+    @usableFromInline
     let owner: TokenOwner
 
     /// The shared state, which callbacks capture.
+    @inlinable
     var box: TokenBox { owner.box }
 
     /// Creates a token.
@@ -83,7 +85,9 @@ extension PromiseInvalidationToken: Hashable {
 }
 
 /// The object all copies of a token share; its death invalidates the token if asked to.
+@usableFromInline
 final class TokenOwner: Sendable {
+    @usableFromInline
     let box = TokenBox()
     let invalidateOnDeinit: Bool
 
@@ -97,12 +101,19 @@ final class TokenOwner: Sendable {
 }
 
 /// A token's generation and a callback's view of it.
+@usableFromInline
 struct TokenGuard: Sendable {
-    let box: TokenBox
-    let generation: UInt
+    @usableFromInline let box: TokenBox
+    @usableFromInline let generation: UInt
+
+    @usableFromInline
+    init(box: TokenBox, generation: UInt) {
+        self.box = box
+        self.generation = generation
+    }
 
     /// Whether the token was not invalidated since this guard was taken.
-    @inline(__always)
+    @inlinable
     var isValid: Bool {
         box.generation.load(ordering: .acquiring) == generation
     }
@@ -110,6 +121,7 @@ struct TokenGuard: Sendable {
 
 extension Optional where Wrapped == PromiseInvalidationToken {
     /// The guard a callback registered now with this token keeps.
+    @inlinable
     var guardNow: TokenGuard? {
         guard let token = self else { return nil }
         return TokenGuard(box: token.box, generation: token.box.generation.load(ordering: .acquiring))

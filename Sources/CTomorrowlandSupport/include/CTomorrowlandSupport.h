@@ -24,4 +24,16 @@ static inline void twl_set_main_drain_queue(void *_Nullable queue) { twl_main_dr
 static inline const void *_Nullable twl_get_current_executor(void) { return twl_current_executor; }
 static inline void twl_set_current_executor(const void *_Nullable executor) { twl_current_executor = executor; }
 
+/// The Swift runtime's reference-counting entry points behind `unowned` and `weak` (plain C
+/// functions exported by libswiftCore). The core uses them for the child→upstream link, which
+/// must not keep the upstream alive but must not cost it a weak-reference side table either;
+/// see UpstreamReference.swift.
+extern void *_Nonnull swift_unownedRetain(void *_Nonnull object);
+extern void swift_unownedRelease(void *_Nonnull object);
+extern bool swift_tryRetain(void *_Nonnull object);
+
+static inline void twl_unowned_retain(void *_Nonnull object) { (void)swift_unownedRetain(object); }
+static inline void twl_unowned_release(void *_Nonnull object) { swift_unownedRelease(object); }
+static inline bool twl_try_retain(void *_Nonnull object) { return swift_tryRetain(object); }
+
 #endif

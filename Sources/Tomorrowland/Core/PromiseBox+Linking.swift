@@ -1,33 +1,43 @@
 /// A callback node that resolves another promise of the same type with the source's result,
 /// inline and without a context hop (`makeChild`, `tap()`, `ignoringCancel`,
 /// `Resolver.resolve(with:)`, the promise a `flatMap` callback returns).
-final class PipeNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
-    let target: PromiseBox<Value, Error>
+@usableFromInline
+final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
+    @usableFromInline
+    let target: PromiseCore
+    /// Copies the result of a resolved source into the target and settles it. A thin function
+    /// made where the types are known, so that the copy is specialised.
+    @usableFromInline
+    let transfer: (_ source: PromiseCore, _ target: PromiseCore) -> ReadyCallbacks?
 
-    init(target: PromiseBox<Value, Error>) {
+    @usableFromInline
+    init(target: PromiseCore, transfer: @escaping (_ source: PromiseCore, _ target: PromiseCore) -> ReadyCallbacks?) {
         self.target = target
+        self.transfer = transfer
     }
 
-    override func fire(source: AnyObject, isSynchronous: Bool) -> ReadyCallbacks? {
-        target.settle(PromiseBox<Value, Error>.resolvedResult(of: source))
+    @usableFromInline
+    override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
+        transfer(source, target)
     }
 }
 
 extension PromiseBox {
-    /// Makes this box a propagating observer of `upstream`: `upstream` counts one more observer,
-    /// and the first cancel request on this box takes it away again (D1).
-    ///
-    /// The link back to `upstream` is weak: a child never keeps its upstream alive.
-    func propagateCancel<UpstreamValue, UpstreamError>(to upstream: PromiseBox<UpstreamValue, UpstreamError>) {
-        upstream.addObserver()
-        addCancelHandler(.inline { [weak upstream] in upstream?.removeObserver() })
+    /// A pipe node that settles this box with the result of a source of the same type.
+    @inlinable
+    func pipeNode() -> PipeNode {
+        PipeNode(target: self) { source, target in
+            unsafeDowncast(target, to: PromiseBox<Value, Error>.self).settle(
+                PromiseBox<Value, Error>.resolvedResult(of: source))
+        }
     }
 
     /// Pipes `inner` into this box, as a propagating observer of `inner`.
     ///
     /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
+    @inlinable
     func adopt(_ inner: PromiseBox<Value, Error>) -> ReadyCallbacks? {
         propagateCancel(to: inner)
-        return inner.registerReturningReady(PipeNode(target: self))
+        return inner.registerReturningReady(pipeNode())
     }
 }

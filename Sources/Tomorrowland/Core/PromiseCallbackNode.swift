@@ -9,9 +9,15 @@
 ///   belongs to exactly one callback list (guarded by that promise's lock) until the list is
 ///   taken at resolution; after that it belongs to the draining thread, or to the one executor
 ///   job it was handed to.
+@usableFromInline
 class PromiseCallbackNode: @unchecked Sendable {
     /// The next node of the list this node is in.
+    @usableFromInline
+    @exclusivity(unchecked)
     final var next: PromiseCallbackNode?
+
+    @usableFromInline
+    init() {}
 
     /// Reacts to the resolution of `source`, the promise this node was registered on.
     ///
@@ -21,18 +27,28 @@ class PromiseCallbackNode: @unchecked Sendable {
     ///     promise was already resolved (the trigger `.nowOr` contexts care about).
     /// - Returns: Callbacks of another promise that this call resolved inline and that are now
     ///   ready to run. The caller runs them (it must not recurse), or `nil`.
-    func fire(source: AnyObject, isSynchronous: Bool) -> ReadyCallbacks? {
+    @usableFromInline
+    func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 }
 
 /// The callbacks of a promise that was just resolved, waiting to be run by ``CallbackDrain``.
+@usableFromInline
 struct ReadyCallbacks: @unchecked Sendable {
-    /// The resolved promise box the callbacks read their result from. Held strongly while the
+    /// The resolved promise the callbacks read their result from. Held strongly while the
     /// callbacks run.
-    let source: AnyObject
+    @usableFromInline
+    let source: PromiseCore
     /// The first callback still to run.
+    @usableFromInline
     var head: PromiseCallbackNode?
+
+    @usableFromInline
+    init(source: PromiseCore, head: PromiseCallbackNode?) {
+        self.source = source
+        self.head = head
+    }
 }
 
 /// Runs resolved callback lists with constant stack depth.
@@ -41,8 +57,10 @@ struct ReadyCallbacks: @unchecked Sendable {
 /// promise's callbacks instead of running them. The drain runs them right away, before the rest of
 /// the current list, which gives Tomorrowland's depth-first order (P = [a, pipe→C, b] with
 /// C = [c1, c2] runs a, c1, c2, b) while a chain of a million links uses no stack at all.
+@usableFromInline
 enum CallbackDrain {
     /// Runs `initial` and everything it makes ready.
+    @usableFromInline
     static func run(_ initial: ReadyCallbacks?) {
         guard var current = initial else { return }
         // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for

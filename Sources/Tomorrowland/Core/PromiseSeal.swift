@@ -1,16 +1,19 @@
 /// The handle object that all copies of one `Promise` value share.
 ///
-/// When the last copy goes away, its deinit seals the box: from then on, the box is cancelled
-/// automatically once every propagating observer has requested cancellation (D1).
-final class PromiseSeal<Value, Error>: @unchecked Sendable {
-    // Sendable: `box` is immutable and the box is itself thread-safe.
-    let box: PromiseBox<Value, Error>
+/// When the last copy goes away, its deinit seals the promise: from then on, it is cancelled
+/// automatically once every propagating observer has requested cancellation (D1). Non-generic,
+/// so creating one costs no metadata lookup.
+@usableFromInline
+final class PromiseSeal: Sendable {
+    @usableFromInline
+    let core: PromiseCore
 
-    init(box: PromiseBox<Value, Error>) {
-        self.box = box
+    @usableFromInline
+    init(core: PromiseCore) {
+        self.core = core
     }
 
     deinit {
-        box.seal()
+        core.seal()
     }
 }

@@ -1,17 +1,19 @@
 import Synchronization
 
 /// Something a token can ask to cancel: a promise's storage.
+@usableFromInline
 protocol PromiseCancelRequestable: AnyObject, Sendable {
     func requestCancel()
 }
 
-extension PromiseBox: PromiseCancelRequestable {}
 
 /// The state of a ``PromiseInvalidationToken``: its generation, the promises to cancel on
 /// invalidation, and the tokens chained to it.
+@usableFromInline
 final class TokenBox: Sendable {
     /// Bumped (wrapping) by every invalidation. Callbacks compare it with the value they saw at
     /// registration.
+    @usableFromInline
     let generation = Atomic<UInt>(0)
     private let lists = Mutex(Lists())
 

@@ -1,0 +1,331 @@
+import Synchronization
+
+/// The part of a promise's storage that does not depend on its types: state, callbacks, cancel
+/// handlers and the observer count of automatic cancellation propagation.
+///
+/// Kept non-generic on purpose: code here is compiled once, fully optimised, and never pays a
+/// generic-metadata lookup. ``PromiseBox`` adds the typed result.
+///
+/// A core is also a ``PromiseCallbackNode``: a promise derived from another one (by `map`,
+/// `then`, …) is registered on its upstream as itself. That saves one allocation per promise.
+///
+/// - Important: `@unchecked Sendable`: every `var` is guarded by `lock` (except what the
+///   subclass documents). The lock is what makes accesses exclusive, so the stored properties
+///   opt out of Swift's dynamic exclusivity checks (`@exclusivity(unchecked)`), which cost more
+///   than the rest of a registration.
+@usableFromInline
+class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
+    @usableFromInline
+    enum Status: UInt8 {
+        /// A `DelayedPromise` whose handler has not started; cancel requests are ignored.
+        case delayed
+        case pending
+        case cancelRequested
+        case resolved
+    }
+
+    @usableFromInline
+    let lock = Mutex<Void>(())
+    @usableFromInline
+    @exclusivity(unchecked)
+    var status: Status
+    /// Whether the result is `.cancelled` (valid once resolved): lets untyped code tell.
+    @usableFromInline
+    @exclusivity(unchecked)
+    var isCancelledResult = false
+    @exclusivity(unchecked)
+    private var everObserved = false
+    @exclusivity(unchecked)
+    private var sealed = false
+    @exclusivity(unchecked)
+    private var observerCount: Int32 = 0
+    @usableFromInline
+    @exclusivity(unchecked)
+    var callbackHead: PromiseCallbackNode?
+    @usableFromInline
+    @exclusivity(unchecked)
+    var callbackTail: PromiseCallbackNode?
+    @usableFromInline
+    @exclusivity(unchecked)
+    var cancelHandlers: [CancelHandler] = []
+    /// The promise this one observes with cancel propagation, until the first cancel request
+    /// passes it on or the promise resolves. Never keeps the upstream alive.
+    @exclusivity(unchecked)
+    private var upstream: UnownedCoreReference?
+
+    /// The work a derived promise does when its upstream resolves.
+    ///
+    /// Called first with `.arrive` on the thread that fires the node: it either settles the
+    /// child right away (a result that passes through) or asks for the callback to run on a
+    /// context. Then, if asked, with `.run` on that context, where it runs the user's closure.
+    /// Both promises are passed untyped; the closure, made where the types are known, casts them.
+    @usableFromInline
+    typealias Handler = (_ child: PromiseCore, _ source: PromiseCore, _ stage: HandlerStage) -> HandlerOutcome
+
+    /// Derived promises only: the work that settles this promise from its upstream's result.
+    /// Belongs to whoever owns the node (see ``PromiseCallbackNode``), not to the lock.
+    @exclusivity(unchecked)
+    private var handler: Handler?
+
+    @usableFromInline
+    init(status: Status, handler: Handler?) {
+        self.status = status
+        self.handler = handler
+    }
+
+    deinit {
+        upstream?.release()
+    }
+
+    // MARK: Resolution (called by the typed subclass, under the lock)
+
+    /// What a resolution takes out of the core: the callbacks to run, and what to release once
+    /// the lock is dropped (cancel handlers may hold resolvers of this very promise).
+    @usableFromInline
+    struct Taken {
+        @usableFromInline let head: PromiseCallbackNode?
+        let handlers: [CancelHandler]
+        let upstream: UnownedCoreReference?
+
+        init(head: PromiseCallbackNode?, handlers: [CancelHandler], upstream: UnownedCoreReference?) {
+            self.head = head
+            self.handlers = handlers
+            self.upstream = upstream
+        }
+
+        /// Releases the upstream link. Call once, outside the lock.
+        @usableFromInline
+        func finish() {
+            upstream?.release()
+        }
+    }
+
+    /// Marks the core resolved and takes its lists. Call with the lock held, after storing the
+    /// result.
+    @usableFromInline
+    final func markResolvedLocked(cancelled: Bool) -> Taken {
+        status = .resolved
+        isCancelledResult = cancelled
+        let taken = Taken(head: callbackHead, handlers: cancelHandlers, upstream: upstream)
+        callbackHead = nil
+        callbackTail = nil
+        upstream = nil
+        if !cancelHandlers.isEmpty { cancelHandlers = [] }
+        return taken
+    }
+
+    /// Moves a delayed core to pending. Returns false if it was not delayed.
+    final func leaveDelayedState() -> Bool {
+        lock.withLock { _ in
+            guard status == .delayed else { return false }
+            status = .pending
+            return true
+        }
+    }
+
+    /// Whether the core is resolved (with any result).
+    final var isResolved: Bool {
+        lock.withLock { _ in status == .resolved }
+    }
+
+    // MARK: Callbacks
+
+    /// Registers `node` and, if the promise is already resolved, fires it synchronously and runs
+    /// what that makes ready.
+    @usableFromInline
+    final func register(_ node: PromiseCallbackNode) {
+        CallbackDrain.run(registerReturningReady(node))
+    }
+
+    /// Registers `node`; if the promise is already resolved, fires it synchronously and returns
+    /// the callbacks that made ready instead of running them (for callers inside a drain).
+    @usableFromInline
+    final func registerReturningReady(_ node: PromiseCallbackNode) -> ReadyCallbacks? {
+        let isResolved: Bool = lock.withLock { _ in
+            if status == .resolved { return true }
+            if let tail = callbackTail {
+                tail.next = node
+            } else {
+                callbackHead = node
+            }
+            callbackTail = node
+            return false
+        }
+        guard isResolved else { return nil }
+        return node.fire(source: self, isSynchronous: true)
+    }
+
+    /// Fires this promise as a derived promise of `source` (see ``Handler``).
+    @usableFromInline
+    override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
+        // The temporary reference the call takes is dropped before anything is submitted, so
+        // that the job holds the only reference to the user's closure (released on its context).
+        let outcome = handler.unsafelyUnwrapped(self, source, .arrive)
+        switch outcome {
+        case .settled(let ready):
+            handler = nil
+            return ready
+        case .dispatch(let context):
+            switch context.route(isSynchronous: isSynchronous) {
+            case .inline(let flag):
+                let work = handler.unsafelyUnwrapped
+                handler = nil
+                return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
+            case .executor(let executor):
+                executor.submit { [self] in
+                    let work = self.handler.unsafelyUnwrapped
+                    self.handler = nil
+                    let ready = ExecutionFlags.with(isExecutingNow: false) { work(self, source, .run).ready }
+                    CallbackDrain.run(ready)
+                }
+                return nil
+            }
+        }
+    }
+
+    // MARK: Cancellation
+
+    /// Whether a cancel was requested or the promise was cancelled.
+    @usableFromInline
+    final var hasRequestedCancel: Bool {
+        lock.withLock { _ in
+            switch status {
+            case .cancelRequested: return true
+            case .resolved: return isCancelledResult
+            case .pending, .delayed: return false
+            }
+        }
+    }
+
+    /// Moves a pending promise to cancel-requested and runs the cancel handlers registered so far.
+    @usableFromInline
+    final func requestCancel() {
+        let taken: (handlers: [CancelHandler], upstream: UnownedCoreReference?)? = lock.withLock { _ in
+            guard status == .pending else { return nil }
+            status = .cancelRequested
+            let handlers = cancelHandlers
+            if !cancelHandlers.isEmpty { cancelHandlers = [] }
+            let link = upstream
+            upstream = nil
+            return (handlers, link)
+        }
+        guard let taken else { return }
+        if let link = taken.upstream {
+            link.load()?.removeObserver()
+            link.release()
+        }
+        for handler in taken.handlers {
+            handler.invoke(on: self, isSynchronous: false)
+        }
+    }
+
+    /// Adds a handler for cancel requests. Runs it at once (synchronous trigger) if a cancel was
+    /// already requested or the promise was cancelled; drops it if the promise has a value or an
+    /// error.
+    @usableFromInline
+    final func addCancelHandler(_ handler: CancelHandler) {
+        let runNow: Bool = lock.withLock { _ in
+            switch status {
+            case .pending, .delayed:
+                cancelHandlers.append(handler)
+                return false
+            case .cancelRequested:
+                return true
+            case .resolved:
+                return isCancelledResult
+            }
+        }
+        if runNow {
+            handler.invoke(on: self, isSynchronous: true)
+        }
+    }
+
+    /// Whether a context-dispatched cancel handler should still run: not once the promise has a
+    /// value or an error.
+    final var acceptsCancelHandlers: Bool {
+        lock.withLock { _ in status != .resolved || isCancelledResult }
+    }
+
+    // MARK: Observer counting (automatic cancellation propagation, D1)
+
+    /// Makes this promise a propagating observer of `upstream`: `upstream` counts one more
+    /// observer, and the first cancel request on this promise takes it away again.
+    @usableFromInline
+    final func propagateCancel(to upstream: PromiseCore) {
+        upstream.addObserver()
+        let linkedInline: Bool = lock.withLock { _ in
+            guard self.upstream == nil else { return false }
+            switch status {
+            case .pending, .delayed:
+                self.upstream = UnownedCoreReference(upstream)
+                return true
+            case .cancelRequested, .resolved:
+                return false
+            }
+        }
+        if !linkedInline {
+            // A second upstream (the promise a `flatMap` callback returned), or a cancel request
+            // that already happened: the general mechanism handles both.
+            let link = UpstreamReferenceBox(upstream)
+            addCancelHandler(.inline { link.reference.load()?.removeObserver() })
+        }
+    }
+
+    /// Counts one more propagating observer.
+    @usableFromInline
+    final func addObserver() {
+        lock.withLock { _ in
+            everObserved = true
+            observerCount += 1
+        }
+    }
+
+    /// One propagating observer requested cancellation; requests cancellation of this promise
+    /// when that was the last one and no handle is left.
+    @usableFromInline
+    final func removeObserver() {
+        let cancel: Bool = lock.withLock { _ in
+            observerCount -= 1
+            return observerCount == 0 && sealed && everObserved
+        }
+        if cancel { requestCancel() }
+    }
+
+    /// The last handle is gone; requests cancellation when every observer already asked for it.
+    @usableFromInline
+    final func seal() {
+        let cancel: Bool = lock.withLock { _ in
+            sealed = true
+            return observerCount == 0 && everObserved
+        }
+        if cancel { requestCancel() }
+    }
+}
+
+/// Something that wants to hear about cancel requests on a promise.
+@usableFromInline
+enum CancelHandler: Sendable {
+    /// Library bookkeeping (propagation to an upstream); runs inline, whatever the state.
+    case inline(@Sendable () -> Void)
+    /// A user's `onRequestCancel` handler on its context; receives the promise's core.
+    case user(PromiseContext, @Sendable (PromiseCore) -> Void)
+
+    func invoke(on core: PromiseCore, isSynchronous: Bool) {
+        switch self {
+        case .inline(let body):
+            body()
+        case .user(let context, let body):
+            if case .immediate = context {
+                // Called directly: it inherits the requesting thread's `isExecutingNow`.
+                body(core)
+                return
+            }
+            context.execute(isSynchronous: isSynchronous) {
+                // A value or error that arrived meanwhile wins over the cancel request.
+                if core.acceptsCancelHandlers { body(core) }
+            }
+        }
+    }
+}
+
+extension PromiseCore: PromiseCancelRequestable {}

@@ -1,0 +1,288 @@
+import CLibevent
+import Synchronization
+import Tomorrowland
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EventLoop {
+    /// The most items one round runs before the loop polls I/O again, so that work which keeps
+    /// queueing work cannot starve descriptors and signals.
+    static let roundBudget = 4096
+
+    /// Runs the loop on the calling thread until ``stop()`` (or ``shutdown()``).
+    ///
+    /// Everything the loop does (submitted work, timers, watcher handlers, and, on the main thread,
+    /// `DispatchQueue.main` blocks) runs on the calling thread, inside this call. Each tick reads
+    /// the monotonic clock once, runs what is due in (deadline, sequence) order, then blocks in
+    /// libevent until a descriptor, a signal, the timer or a wake-up fires.
+    ///
+    /// - Important: One thread drives a loop at a time. Calling this while another thread runs the
+    ///   loop, from inside the loop's own work, or after ``shutdown()`` is a precondition failure.
+    public func run() {
+        claimDriver("run()")
+        drive()
+    }
+
+    /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
+    /// drive a loop until it shuts down (``EventLoopGroup``), which may race with the shutdown.
+    func runUnlessShutDown() -> Bool {
+        let me = UInt(pthread_self())
+        while true {
+            let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
+            if exchanged { break }
+            if holder == Self.closedMarker { return false }
+            // Another thread (a shutdown() in progress) holds the loop for a moment.
+            sched_yield()
+        }
+        drive()
+        return !isShutdownComplete
+    }
+
+    /// The body of ``run()``, for a thread that holds the driver role; releases it at the end.
+    private func drive() {
+        defer { releaseDriver() }
+        ExecutionFlags.running(on: self) {
+            attachMainQueueIfOnMainThread()
+            defer { detachMainQueue() }
+            while true {
+                runTick()
+                if shutdownRequested {
+                    tearDown()
+                    return
+                }
+                if stopRequested.exchange(false, ordering: .acquiringAndReleasing) { return }
+                if core.readyCount > 0 || !prepareToBlock() {
+                    // More is ready (the round's budget ran out, or other threads submitted):
+                    // poll descriptors without blocking, then tick again.
+                    event_base_loop(base, EVLOOP_NONBLOCK)
+                } else {
+                    armTimer()
+                    event_base_loop(base, EVLOOP_ONCE)
+                }
+            }
+        }
+    }
+
+    /// Processes everything that is ready now, without blocking: submitted work (and the work it
+    /// submits), every timer due by now, ready descriptors and delivered signals, and, on the main
+    /// thread, `DispatchQueue.main`.
+    ///
+    /// Returns when a poll of the `event_base` finds nothing, a tick runs nothing, and no other
+    /// thread has submitted work in the meantime. Work runs on the calling thread.
+    ///
+    /// - Important: Same rules as ``run()``: one driving thread at a time, not from inside the
+    ///   loop's own work, not after ``shutdown()``.
+    public func runUntilIdle() {
+        claimDriver("runUntilIdle()")
+        defer { releaseDriver() }
+        ExecutionFlags.running(on: self) {
+            attachMainQueueIfOnMainThread()
+            defer { detachMainQueue() }
+            while true {
+                let callbacksBefore = watcherCallbackCount
+                event_base_loop(base, EVLOOP_NONBLOCK)
+                let ran = runTick()
+                if shutdownRequested {
+                    tearDown()
+                    return
+                }
+                if !ran && watcherCallbackCount == callbacksBefore && core.readyCount == 0 && prepareToBlock() {
+                    break
+                }
+            }
+            // The host may run the base next (borrowed loops): the timer must be armed for it.
+            armTimer()
+        }
+    }
+
+    // MARK: Ticks
+
+    /// Takes the inbox, reads the clock once, and runs what is due by then, one round (bounded by
+    /// ``roundBudget``), stopping early after a task that asked for ``shutdown()`` or, when
+    /// `honouringStop`, for ``stop()``.
+    ///
+    /// - Returns: Whether any work ran.
+    @discardableResult
+    func runTick(honouringStop: Bool = true) -> Bool {
+        takeInbox()
+        let now = MonotonicClock.now()
+        var remaining = Self.roundBudget
+        var ran = false
+        while remaining > 0, let work = core.popNext(until: now) {
+            ran = true
+            remaining -= 1
+            perform(work)
+            if shutdownRequested || (honouringStop && stopRequested.load(ordering: .relaxed)) { break }
+        }
+        return ran
+    }
+
+    /// Runs one item of work, on the loop's thread.
+    @inline(__always)
+    func perform(_ work: LoopWork) {
+        switch work {
+        case .closure(let body):
+            body()
+        case .job(let job):
+            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        }
+    }
+
+    /// Moves the work other threads submitted into the core, after the work already there.
+    func takeInbox() {
+        var taken = spareInboxWork
+        let shutdownAsked = inbox.withLock { inbox -> Bool in
+            swap(&inbox.work, &taken)
+            // Producers may skip the wake-up from now on: the loop checks again before blocking.
+            inbox.wakeupPending = true
+            return inbox.shutdownRequested
+        }
+        if shutdownAsked { shutdownRequested = true }
+        for work in taken { core.enqueue(work) }
+        taken.removeAll(keepingCapacity: true)
+        spareInboxWork = taken
+    }
+
+    /// Decides, under the inbox lock, whether the loop may block: only when no other thread has
+    /// submitted work or asked for shutdown. When it may, producers must wake it again.
+    func prepareToBlock() -> Bool {
+        inbox.withLock { inbox -> Bool in
+            guard inbox.work.isEmpty && !inbox.shutdownRequested else { return false }
+            inbox.wakeupPending = false
+            return true
+        }
+    }
+
+    // MARK: The timer
+
+    /// Arms the libevent timer for the core's earliest timer deadline, if that changed.
+    func armTimer() {
+        guard let timerEvent else { return }
+        let next = core.nextTimerDeadline
+        if next == armedDeadline { return }
+        armedDeadline = next
+        guard let next else {
+            event_del(timerEvent)
+            return
+        }
+        let now = MonotonicClock.now()
+        let delta = next > now ? next - now : 0
+        // Round up to whole microseconds: an early fire would only cost a spurious wake-up, but
+        // rounding down would make one likely.
+        let microseconds = (delta + 999) / 1000
+        var interval = timeval(
+            tv_sec: Int(microseconds / 1_000_000),
+            tv_usec: Int(microseconds % 1_000_000))
+        // libevent measures a relative timeout from the time it cached when the loop woke, which
+        // can be well before now inside a long tick; refresh it so the timer does not fire early.
+        event_base_update_cache_time(base)
+        event_add(timerEvent, &interval)
+    }
+
+    // MARK: Driving the loop
+
+    /// Makes the calling thread the loop's driver, or fails with a message saying what to do.
+    func claimDriver(_ operation: StaticString) {
+        let me = UInt(pthread_self())
+        let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
+        if exchanged { return }
+        if holder == Self.closedMarker {
+            preconditionFailure("EventLoop.\(operation) called after the loop was shut down; create a new EventLoop instead")
+        }
+        if holder == me {
+            preconditionFailure(
+                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again")
+        }
+        preconditionFailure(
+            "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere")
+    }
+
+    /// Gives up the driver role, publishing the loop-confined state to the next driver.
+    ///
+    /// A shutdown requested from another thread is honoured first: the check and the release
+    /// happen under the inbox lock, which ``shutdown()`` also takes, so the request cannot fall
+    /// between the two.
+    func releaseDriver() {
+        if !isShutDown {
+            let shutdownPending = inbox.withLock { inbox -> Bool in
+                if inbox.shutdownRequested { return true }
+                driver.store(0, ordering: .releasing)
+                return false
+            }
+            guard shutdownPending else { return }
+            ExecutionFlags.running(on: self) { tearDown() }
+        }
+        driver.store(Self.closedMarker, ordering: .releasing)
+    }
+
+    /// Runs `body` as the loop's driver from inside one of the loop's libevent callbacks.
+    ///
+    /// Under ``run()``/``runUntilIdle()`` the calling thread already drives the loop and `body`
+    /// just runs. When a host runs a borrowed base, the callback claims the driver role for its
+    /// length, runs `body`, then drains what `body` made ready (a host does not tick for us) and
+    /// re-arms the timer for the host's next wait.
+    func withCallbackEntered(_ body: () -> Void) {
+        if inEventLoop {
+            body()
+            return
+        }
+        claimDriver("a libevent callback of a borrowed base")
+        defer { releaseDriver() }
+        ExecutionFlags.running(on: self) {
+            body()
+            repeat {
+                // A host's loop has no run() to return from, so stop() does not cut a tick short.
+                runTick(honouringStop: false)
+                if shutdownRequested {
+                    tearDown()
+                    return
+                }
+            } while core.readyCount == 0 && !prepareToBlock()
+            if core.readyCount > 0, let wakeupEvent {
+                // The round's budget ran out: let the host poll its descriptors, then call back.
+                // `event_active` is safe here: this is the base's own thread.
+                event_active(wakeupEvent, EV_READ, 0)
+            }
+            armTimer()
+        }
+    }
+
+    // MARK: Libevent objects
+
+    /// Creates and adds the wake-up event and creates the timer event.
+    func installCoreEvents() {
+        // Callback context: `self`, unretained. The loop outlives these events: it frees them in
+        // `tearDown()` or `deinit`, before it goes away.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        wakeupEvent = event_new(
+            base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleWakeup()
+            }, context)
+        timerEvent = event_new(
+            base, -1, 0,
+            { _, _, context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleTimer()
+            }, context)
+        guard let wakeupEvent, timerEvent != nil, event_add(wakeupEvent, nil) == 0 else {
+            fatalError("EventLoop: could not register its wake-up event with libevent")
+        }
+    }
+
+    /// The wake-up `eventfd` fired: reset its counter. The tick that follows takes the inbox.
+    func handleWakeup() {
+        withCallbackEntered {
+            var value: eventfd_t = 0
+            _ = eventfd_read(wakeupDescriptor, &value)
+        }
+    }
+
+    /// The libevent timer fired: it is no longer armed. The tick that follows runs what is due.
+    func handleTimer() {
+        withCallbackEntered {
+            armedDeadline = nil
+        }
+    }
+}

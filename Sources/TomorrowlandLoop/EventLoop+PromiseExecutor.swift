@@ -1,0 +1,67 @@
+import Tomorrowland
+
+extension EventLoop: PromiseExecutor {
+    /// Runs `work` on the loop's thread, soon; the same as ``execute(_:)``.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Runs `work` on the loop's thread once `delay` has passed on the loop's monotonic clock.
+    ///
+    /// The deadline is taken when this is called. Timers with equal deadlines run in scheduling
+    /// order; a timer and ready work that are due at the same instant run in the order they were
+    /// queued (the loop's scheduling core orders everything by (deadline, sequence)). All timers
+    /// of a loop share one libevent timer, armed for the earliest deadline.
+    ///
+    /// The returned handle's `cancel()` is safe from any thread:
+    /// - on the loop's thread it removes the timer at once (O(log n)) and releases `work`;
+    /// - on another thread it marks the timer cancelled, so `work` cannot start once `cancel()`
+    ///   has returned, and hops to the loop to remove the timer and release `work` there.
+    ///
+    /// - Important: Scheduling on a loop that was shut down is a precondition failure, like
+    ///   ``execute(_:)``. Shutdown cancels pending timers without running them.
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
+        scheduleTimer(after: delay, work)
+    }
+
+    /// Whether the calling thread is driving this loop; the same as ``inEventLoop``.
+    public var isCurrent: Bool {
+        inEventLoop
+    }
+
+    /// Schedules a timer and returns its concrete handle.
+    func scheduleTimer(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
+        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
+        let deadline = overflow ? UInt64.max : sum
+        let handle = EventLoopScheduledWork(loop: self)
+        // The timer's work checks the handle first: an off-loop cancel marks the handle before
+        // the loop has removed the timer.
+        let timerWork = LoopWork.closure {
+            if handle.begin() { work() }
+        }
+        if inEventLoop {
+            precondition(
+                !isShutDown,
+                "EventLoop: timer scheduled after the loop was shut down; shut a loop down only after the work aimed at it is done")
+            handle.timerID = core.schedule(at: deadline, timerWork)
+        } else {
+            enqueue(
+                .closure { [self] in
+                    guard handle.isPending else { return }
+                    handle.timerID = core.schedule(at: deadline, timerWork)
+                })
+        }
+        return handle
+    }
+}
+
+extension PromiseContext {
+    /// The context that runs callbacks on `loop`'s thread: `.executor(loop)`.
+    ///
+    /// Callbacks submitted from the loop's own thread join its local FIFO and run after the task
+    /// in progress, in the same tick; timers (`timeout`, `delay`, `Promise(on:…after:)`) are loop
+    /// timers.
+    public static func loop(_ loop: EventLoop) -> PromiseContext {
+        .executor(loop)
+    }
+}

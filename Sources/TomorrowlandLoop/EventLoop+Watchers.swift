@@ -1,0 +1,199 @@
+import CLibevent
+import Synchronization
+import Tomorrowland
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EventLoop {
+    /// Calls `handler` on the loop's thread each time `fd` becomes ready for `events`, until the
+    /// returned watcher is cancelled or the loop shuts down.
+    ///
+    /// Level-triggered: while the descriptor stays ready, the handler is called on every tick.
+    ///
+    /// - Important: Call this on the loop's thread (inside its work), or while no thread drives
+    ///   the loop (for a borrowed base: while the host does not run it). Calling it while another
+    ///   thread drives the loop is a precondition failure; use the promise forms
+    ///   (``readable(_:)``, ``writable(_:)``) from other threads. Cancel the watcher before closing
+    ///   `fd`: libevent keeps per-descriptor state that a reused descriptor number would confuse.
+    /// - Parameters:
+    ///   - fd: An open descriptor that `epoll` accepts (a socket, pipe, `eventfd`, terminal...).
+    ///   - events: What to wait for; must not be empty.
+    ///   - handler: Called on the loop's thread with the readiness that occurred.
+    /// - Returns: The watcher; the loop keeps it alive until it is cancelled.
+    /// - Throws: ``EventLoopError/invalidDescriptor(fd:errno:)`` if `fd` is closed or cannot be
+    ///   watched, ``EventLoopError/shutDown`` after shutdown.
+    @discardableResult
+    @preconcurrency
+    public func watch(
+        fileDescriptor fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void
+    ) throws -> EventLoopWatcher {
+        precondition(!events.isEmpty, "EventLoop.watch(fileDescriptor:for:_:) needs .readable, .writable or both")
+        return try withLoopAccess("watch(fileDescriptor:for:_:)") {
+            try addDescriptorWatcher(fd, events: events, isOneShot: false) { flags in
+                handler(IOEvents(libeventFlags: flags))
+            }
+        }
+    }
+
+    /// Calls `handler` on the loop's thread each time the process receives `signal`, until the
+    /// returned watcher is cancelled or the loop shuts down.
+    ///
+    /// libevent installs its own handler for `signal` and forwards deliveries to the loop, so the
+    /// handler is ordinary loop work (it may allocate, lock, resolve promises). Several deliveries
+    /// between two ticks may be reported once. When the last watcher of a signal goes, the previous
+    /// disposition is restored.
+    ///
+    /// - Important: libevent delivers signals to one `event_base` per process: the first loop that
+    ///   watches a signal owns signal delivery until it shuts down; the others get
+    ///   ``EventLoopError/signalsOwnedByAnotherLoop``. Same threading rule as
+    ///   ``watch(fileDescriptor:for:_:)``.
+    /// - Parameters:
+    ///   - signal: The signal number (`SIGINT`, `SIGTERM`, `SIGHUP`...). `SIGKILL` and `SIGSTOP`
+    ///     cannot be watched.
+    ///   - handler: Called on the loop's thread with the signal number.
+    /// - Returns: The watcher; the loop keeps it alive until it is cancelled.
+    /// - Throws: ``EventLoopError/invalidSignal(_:)``, ``EventLoopError/signalsOwnedByAnotherLoop``,
+    ///   ``EventLoopError/shutDown``.
+    @discardableResult
+    @preconcurrency
+    public func watch(signal: Int32, _ handler: @escaping @Sendable (Int32) -> Void) throws -> EventLoopWatcher {
+        try withLoopAccess("watch(signal:_:)") {
+            try addSignalWatcher(signal, isOneShot: false) { _ in handler(signal) }
+        }
+    }
+
+    // MARK: Internals
+
+    /// Registers a descriptor watcher; on the loop's thread.
+    func addDescriptorWatcher(
+        _ fd: Int32, events: IOEvents, isOneShot: Bool, handler: @escaping (Int16) -> Void
+    ) throws -> EventLoopWatcher {
+        guard !isShuttingDown else { throw EventLoopError.shutDown }
+        // libevent would accept a closed descriptor here and fail later, or not at all.
+        guard fcntl(fd, F_GETFD) != -1 else { throw EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
+        let watcher = EventLoopWatcher(loop: self, isOneShot: isOneShot, handler: handler)
+        let flags = events.libeventFlags | (isOneShot ? 0 : Int16(EV_PERSIST))
+        try register(watcher, fd: fd, flags: flags) { EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
+        return watcher
+    }
+
+    /// Registers a signal watcher; on the loop's thread.
+    func addSignalWatcher(_ signal: Int32, isOneShot: Bool, handler: @escaping (Int16) -> Void) throws
+        -> EventLoopWatcher
+    {
+        guard !isShuttingDown else { throw EventLoopError.shutDown }
+        guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
+            throw EventLoopError.invalidSignal(signal)
+        }
+        try SignalOwnership.claim(for: self)
+        let watcher = EventLoopWatcher(loop: self, isOneShot: isOneShot, handler: handler)
+        let flags = Int16(EV_SIGNAL) | (isOneShot ? 0 : Int16(EV_PERSIST))
+        try register(watcher, fd: signal, flags: flags) { EventLoopError.libeventFailure(operation: "event_add(signal \(signal))") }
+        return watcher
+    }
+
+    /// Creates and adds the watcher's event, and keeps the watcher in the registry.
+    private func register(
+        _ watcher: EventLoopWatcher, fd: Int32, flags: Int16, failure: () -> EventLoopError
+    ) throws {
+        // Context: the watcher, unretained; `watchers` keeps it alive until its event is freed.
+        guard
+            let event = event_new(
+                base, fd, flags,
+                { _, flags, context in
+                    Unmanaged<EventLoopWatcher>.fromOpaque(context!).takeUnretainedValue().fire(flags)
+                }, Unmanaged.passUnretained(watcher).toOpaque())
+        else { throw EventLoopError.libeventFailure(operation: "event_new") }
+        guard event_add(event, nil) == 0 else {
+            let error = failure()
+            event_free(event)
+            throw error
+        }
+        watcher.event = event
+        watchers[ObjectIdentifier(watcher)] = watcher
+    }
+
+    /// Frees a watcher's event and drops it from the registry; on the loop's thread.
+    func removeWatcher(_ watcher: EventLoopWatcher) {
+        watcher.markCancelled()
+        if let event = watcher.event {
+            event_free(event)
+            watcher.event = nil
+        }
+        watcher.handler = nil
+        watcher.onShutdown = nil
+        watchers[ObjectIdentifier(watcher)] = nil
+    }
+
+    /// Step 1 of shutdown: removes every watcher, telling promise forms the loop shut down.
+    func cancelAllWatchers() {
+        let live = watchers.values
+        for watcher in live {
+            let onShutdown = watcher.onShutdown
+            removeWatcher(watcher)
+            onShutdown?()
+        }
+        watchers.removeAll()
+    }
+
+    /// Runs `body` with access to the loop's confined state: directly on the loop's thread, else
+    /// by claiming the driver role while no thread drives the loop.
+    func withLoopAccess<R>(_ operation: StaticString, _ body: () throws -> R) throws -> R {
+        if inEventLoop { return try body() }
+        let me = UInt(pthread_self())
+        let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
+        if !exchanged {
+            if holder == Self.closedMarker { throw EventLoopError.shutDown }
+            preconditionFailure(
+                "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form")
+        }
+        defer { releaseDriver() }
+        return try ExecutionFlags.running(on: self) { try body() }
+    }
+
+    /// Runs `body` on the loop's thread: now if this is it (or if the loop owns its base and no
+    /// thread drives it), else through the inbox. Does nothing after shutdown.
+    func performOnLoop(_ body: @escaping @Sendable () -> Void) {
+        if inEventLoop {
+            body()
+            return
+        }
+        // A borrowed base may be inside the host's `event_base_loop` on another thread even when
+        // no thread holds `driver`: only hop there, never touch the base from here.
+        if ownsBase {
+            let me = UInt(pthread_self())
+            if driver.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
+                defer { releaseDriver() }
+                ExecutionFlags.running(on: self) { body() }
+                return
+            }
+        }
+        _ = enqueueIfOpen(body)
+    }
+}
+
+/// Which loop receives signals: libevent's signal machinery is process-global (one `event_base`
+/// at a time), so the first loop to watch a signal owns delivery until it shuts down.
+enum SignalOwnership {
+    private static let owner = Mutex<ObjectIdentifier?>(nil)
+
+    /// Makes `loop` the owner, or throws if another loop is.
+    static func claim(for loop: EventLoop) throws {
+        let id = ObjectIdentifier(loop)
+        let granted = owner.withLock { owner -> Bool in
+            if owner == nil { owner = id }
+            return owner == id
+        }
+        guard granted else { throw EventLoopError.signalsOwnedByAnotherLoop }
+    }
+
+    /// Ends `loop`'s ownership, if it has it.
+    static func release(by loop: EventLoop) {
+        let id = ObjectIdentifier(loop)
+        owner.withLock { owner in
+            if owner == id { owner = nil }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import CLibevent
+import Synchronization
+import Tomorrowland
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A single-threaded event loop on a libevent `event_base`: it runs submitted work in FIFO order,
+/// timers in deadline order, I/O readiness and signal watchers, all on the one thread that drives
+/// it.
+///
+/// Drive a loop with ``run()`` (blocks until ``stop()``), ``run(until:)``, ``runUntilIdle()``, or,
+/// for a loop made with ``init(borrowing:)``, by running the host's `event_base`. One thread at a
+/// time drives a loop; every other entry point (``execute(_:)``, ``stop()``,
+/// ``schedule(after:_:)``, ``shutdown()``) is safe from any thread.
+///
+/// ## Submitting work
+///
+/// Work submitted from another thread goes to a lock-protected queue and wakes the loop with one
+/// `eventfd` write per burst. Work submitted from the loop's own thread while it runs goes to the
+/// loop's local FIFO (no lock, no wake-up) and runs after the task in progress, in the same tick,
+/// never re-entrantly. Ready work and timers share one scheduling core ordered by
+/// (deadline, sequence), the same one `TestLoop` uses.
+///
+/// ## Lifecycle
+///
+/// - ``stop()`` pauses: ``run()`` returns after the task in progress, and everything pending stays
+///   pending (it runs the next time the loop is driven).
+/// - ``shutdown()`` ends the loop for good; see its documentation for what happens to pending
+///   work, timers and watchers. After shutdown, submitting work is a precondition failure.
+///
+/// - Important: A loop made with ``init()`` uses `EVENT_BASE_FLAG_NOLOCK`: libevent's own locking
+///   is off, and this type never touches the `event_base` from a thread that does not drive it.
+public final class EventLoop: @unchecked Sendable {
+    // Thread-safety: this class is `@unchecked Sendable` because it splits its state in two.
+    // - Shared state (`inbox`, `driver`, `stopRequested`, and the immutable `base`,
+    //   `ownsBase`, `wakeupDescriptor`) is safe from any thread.
+    // - Everything else is loop-confined: touched only by the thread that holds `driver` (the
+    //   thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside one of our
+    //   libevent callbacks). `driver` is claimed with acquire and released with release ordering,
+    //   which hands the loop-confined state from one driving thread to the next.
+
+    /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true.
+    let base: OpaquePointer
+    /// Whether this loop created ``base`` and so frees it.
+    let ownsBase: Bool
+    /// The `eventfd` other threads write to wake the loop. Closed in `deinit` only: a thread
+    /// that can still call ``execute(_:)`` holds a reference to the loop, so no writer can race
+    /// with the close.
+    let wakeupDescriptor: Int32
+
+    /// Work from other threads, and the requests that must cross threads.
+    let inbox = Mutex(Inbox())
+    /// The `pthread_t` of the thread driving the loop, 0 when none, ``closedMarker`` after
+    /// shutdown.
+    let driver = Atomic<UInt>(0)
+    /// Set by ``stop()``; consumed by the ``run()`` it ends.
+    let stopRequested = Atomic<Bool>(false)
+
+    // MARK: Loop-confined state
+
+    /// Ready work and timers, ordered by (deadline, sequence).
+    let core: SchedulingCore
+    /// The array swapped with the inbox's, so that taking the inbox allocates nothing.
+    var spareInboxWork: [LoopWork] = []
+    /// The persistent read event on ``wakeupDescriptor``.
+    var wakeupEvent: OpaquePointer?
+    /// The one libevent timer, armed for the core's earliest timer deadline.
+    var timerEvent: OpaquePointer?
+    /// The deadline ``timerEvent`` is armed for, nil when it is not armed.
+    var armedDeadline: UInt64?
+    /// The read event on libdispatch's main-queue descriptor, while a drive runs on the main
+    /// thread.
+    var mainQueueEvent: OpaquePointer?
+    /// Live watchers, keeping the objects libevent's callback arguments point to alive.
+    var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
+    /// Counts libevent callbacks that ran user code, so ``runUntilIdle()`` knows a poll did
+    /// something.
+    var watcherCallbackCount = 0
+    /// Shutdown was asked for and happens when the current drive step ends.
+    var shutdownRequested = false
+    /// Shutdown has started: the loop drains, and accepts no new watchers.
+    var isShuttingDown = false
+    /// Shutdown completed: every libevent object of this loop is freed.
+    var isShutDown = false
+
+    /// The driver value after shutdown, which no thread can have.
+    static let closedMarker = UInt.max
+
+    /// Creates a loop on an `event_base` of its own.
+    ///
+    /// The base is created through an `event_config` with `EVENT_BASE_FLAG_NOLOCK` (the loop never
+    /// shares it between threads) and `EVENT_BASE_FLAG_PRECISE_TIMER` (libevent otherwise waits on
+    /// a coarse clock with millisecond granularity). The loop frees it at ``shutdown()``.
+    public convenience init() {
+        guard let config = event_config_new() else {
+            fatalError("EventLoop: event_config_new failed (out of memory)")
+        }
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_PRECISE_TIMER.rawValue))
+        let base = event_base_new_with_config(config)
+        event_config_free(config)
+        guard let base else {
+            fatalError("EventLoop: event_base_new_with_config failed (no usable backend or out of descriptors)")
+        }
+        self.init(base: base, ownsBase: true)
+    }
+
+    /// Wraps an `event_base` that the host program owns and runs.
+    ///
+    /// The loop adds its events (a wake-up `eventfd` and one timer) to `base`. Promise work,
+    /// timers and watchers of this loop then run on the host's loop thread, inside libevent
+    /// callbacks, whenever the host runs its base (`event_base_dispatch`, `event_base_loop`); they
+    /// also run under ``run()`` or ``runUntilIdle()`` if the host lets this loop drive the base.
+    ///
+    /// The loop never frees `base`. Before the host frees it, call ``shutdown()`` on the host's loop
+    /// thread (inside the loop's work, or while the host is not running the base), which removes
+    /// the loop's events.
+    ///
+    /// - Important: Create the loop on the thread that runs `base`, or while nothing runs it:
+    ///   libevent objects are not thread-safe without `evthread`, which this library never
+    ///   enables.
+    /// - Parameter base: A live `struct event_base *`.
+    public convenience init(borrowing base: OpaquePointer) {
+        self.init(base: base, ownsBase: false)
+    }
+
+    private init(base: OpaquePointer, ownsBase: Bool) {
+        self.base = base
+        self.ownsBase = ownsBase
+        let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(descriptor >= 0, "EventLoop: eventfd failed (errno \(errno)); the process is out of descriptors")
+        wakeupDescriptor = descriptor
+        core = SchedulingCore(currentTime: MonotonicClock.now())
+        installCoreEvents()
+    }
+
+    deinit {
+        // A loop that was never shut down releases what it holds without running anything: its
+        // work may refer to the loop, which is already being destroyed.
+        if !isShutDown {
+            releaseEverythingWithoutRunning()
+        }
+        close(wakeupDescriptor)
+    }
+
+    /// Whether the calling thread is driving this loop right now (running its work, or inside one
+    /// of its libevent callbacks).
+    ///
+    /// Exact: one thread-local read and a compare.
+    public var inEventLoop: Bool {
+        ExecutionFlags.isRunning(on: self)
+    }
+
+    /// Runs `work` on the loop's thread, soon, in submission order.
+    ///
+    /// Never runs `work` inside this call. From the loop's own thread, `work` joins the local FIFO
+    /// and runs after the task in progress, in the same tick; from another thread it is queued
+    /// under a lock and wakes the loop (one `eventfd` write per burst of submissions).
+    ///
+    /// - Important: Submitting to a loop that was shut down is a precondition failure: keep the
+    ///   loop alive until the work aimed at it (including promise callbacks on ``PromiseContext/loop(_:)``)
+    ///   is done, and shut it down last.
+    /// - Parameter work: The closure to run, on the loop's thread.
+    @preconcurrency
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Makes ``run()`` return once the task in progress ends; everything still pending stays
+    /// pending.
+    ///
+    /// Safe from any thread and from inside the loop's own work. The request is sticky: if no
+    /// ``run()`` is in progress, the next one returns after its first tick. It has no effect on a
+    /// host that runs a borrowed base itself (stop the host's base instead).
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        if !inEventLoop {
+            // Always write, not only when no wake-up is pending: the loop may be between reading
+            // `stopRequested` and blocking, and must not sleep through this request.
+            wakeUp()
+        }
+    }
+
+    // MARK: Submission internals
+
+    /// Queues `work`: into the core when called on the loop, into the inbox otherwise.
+    func enqueue(_ work: LoopWork) {
+        if inEventLoop {
+            precondition(
+                !isShutDown,
+                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it is done")
+            core.enqueue(work)
+            return
+        }
+        let accepted: Bool?
+        accepted = inbox.withLock { inbox -> Bool? in
+            if inbox.isClosed { return nil }
+            inbox.work.append(work)
+            if inbox.wakeupPending { return false }
+            inbox.wakeupPending = true
+            return true
+        }
+        guard let mustWake = accepted else {
+            preconditionFailure(
+                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it (including promise callbacks on .loop(loop)) is done")
+        }
+        if mustWake { wakeUp() }
+    }
+
+    /// Queues `work` if the loop is still open, from any thread; returns false (and releases
+    /// `work`) after shutdown. For the loop's own follow-up work, which must not crash a caller
+    /// racing with shutdown (cancelling a timer, a watcher).
+    func enqueueIfOpen(_ work: @escaping @Sendable () -> Void) -> Bool {
+        if inEventLoop {
+            if isShutDown { return false }
+            core.enqueue(.closure(work))
+            return true
+        }
+        let accepted = inbox.withLock { inbox -> Bool? in
+            if inbox.isClosed { return nil }
+            inbox.work.append(.closure(work))
+            if inbox.wakeupPending { return false }
+            inbox.wakeupPending = true
+            return true
+        }
+        guard let mustWake = accepted else { return false }
+        if mustWake { wakeUp() }
+        return true
+    }
+
+    /// Makes the loop's `eventfd` readable. Errors are ignored on purpose: the only one possible
+    /// on a live `eventfd` is `EAGAIN` when the counter is saturated, and then it is readable.
+    func wakeUp() {
+        _ = eventfd_write(wakeupDescriptor, 1)
+    }
+}
+
+/// What other threads hand to the loop, under ``EventLoop/inbox``.
+struct Inbox {
+    /// Submitted work, in submission order.
+    var work: [LoopWork] = []
+    /// True while the loop is sure to look at the inbox again before it blocks; producers then
+    /// skip the `eventfd` write. Reset by the loop, under the lock, only when it finds the inbox
+    /// empty right before blocking, so no submission can be missed.
+    var wakeupPending = false
+    /// ``EventLoop/shutdown()`` was called from a thread that does not drive the loop.
+    var shutdownRequested = false
+    /// Shutdown completed: submissions are refused.
+    var isClosed = false
+}

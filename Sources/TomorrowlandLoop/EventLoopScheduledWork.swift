@@ -1,0 +1,60 @@
+import Synchronization
+import Tomorrowland
+
+/// The handle ``EventLoop/schedule(after:_:)`` returns: cancels one timer.
+final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
+    // `@unchecked Sendable`: `state` is atomic; `timerID` is loop-confined (read and written only
+    // by the thread driving `loop`); `loop` is written once, in `init`, and weak references are
+    // safe to read from any thread.
+
+    private enum State: UInt8 {
+        case pending = 0
+        case started = 1
+        case cancelled = 2
+    }
+
+    /// Weak, so that a timer's work (which holds this handle) never keeps its loop alive.
+    private weak var loop: EventLoop?
+    private let state = Atomic<UInt8>(State.pending.rawValue)
+    /// The timer in the loop's core, once scheduled there; loop-confined.
+    var timerID: SchedulingCore.TimerID?
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    /// Whether neither `begin()` nor `cancel()` has happened.
+    var isPending: Bool {
+        state.load(ordering: .acquiring) == State.pending.rawValue
+    }
+
+    /// Claims the right to run the work; false if it was cancelled first.
+    func begin() -> Bool {
+        state.compareExchange(
+            expected: State.pending.rawValue, desired: State.started.rawValue, ordering: .acquiringAndReleasing
+        ).exchanged
+    }
+
+    /// Keeps the work from running if it has not started, and releases it (at once on the loop's
+    /// thread, through a hop to the loop otherwise). Safe from any thread; idempotent.
+    func cancel() {
+        guard
+            state.compareExchange(
+                expected: State.pending.rawValue, desired: State.cancelled.rawValue, ordering: .acquiringAndReleasing
+            ).exchanged, let loop
+        else { return }
+        if loop.inEventLoop {
+            removeTimer(from: loop)
+        } else {
+            // After shutdown the timer is already gone, and there is nothing to do.
+            _ = loop.enqueueIfOpen { [self] in removeTimer(from: loop) }
+        }
+    }
+
+    /// On the loop's thread: removes the timer from the core, releasing its work.
+    private func removeTimer(from loop: EventLoop) {
+        guard let timerID else { return }
+        self.timerID = nil
+        loop.core.cancel(timerID)
+    }
+}

@@ -1,0 +1,34 @@
+import Tomorrowland
+
+/// A `TestLoop` is a serial executor and a task executor, so async code under test runs on it
+/// deterministically.
+///
+/// Start a task with `Task(executorPreference: loop) { … }`, or give an actor
+/// `nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }`:
+/// its jobs join the loop's queue like submitted closures (same FIFO, same sequence counter), and
+/// run only when the test drives the loop, on the driving thread. A continuation resumed from the
+/// test comes back onto the loop and waits for the next ``run()``. No yielding heuristics.
+extension TestLoop: SerialExecutor, TaskExecutor {
+    /// Queues `job` behind the loop's ready work; it runs when the test next drives the loop.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(.job(UnownedJob(job)))
+    }
+
+    /// This loop as the executor of actors that use it.
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// This loop as a task executor preference.
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+
+    /// Stops the program unless the calling thread is running this loop's work, so that
+    /// `assumeIsolated` succeeds exactly inside work the loop runs.
+    public func checkIsolated() {
+        precondition(
+            isCurrent,
+            "Not running on this TestLoop: isolated code must run from work the loop runs (driven by run() or advance)")
+    }
+}

@@ -1,0 +1,312 @@
+import Tomorrowland
+
+/// A deterministic executor with a virtual clock, for tests.
+///
+/// Nothing runs until the test drives the loop: ``run()`` runs the work that is ready now,
+/// ``advance(by:)`` and ``advance(to:)`` move the virtual clock and fire the timers that come due,
+/// ``runAll()`` drains every pending timer. Work runs on the thread that drives the loop, inside
+/// the driving call, so the same test gives the same interleaving on every run.
+///
+/// ```swift
+/// let loop = TestLoop()
+/// let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
+///     _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+/// }
+/// loop.advance(by: .seconds(4))        // the handler ran and armed the timer; no value yet
+/// #expect(promise.result == nil)
+/// loop.advance(by: .seconds(1))        // the timer fires at exactly 5 s
+/// #expect(promise.result == .value(1))
+/// try loop.checkNoPendingWork()
+/// ```
+///
+/// ## Time
+///
+/// ``now`` is a `Duration`: the virtual time since the loop was created, starting at `.zero`. It
+/// only moves when the test drives the loop, never backwards, and in whole nanoseconds. While a
+/// timer runs, ``now`` is that timer's deadline; once a driving call returns, ``now`` is its
+/// target.
+///
+/// ## Order
+///
+/// The order is the one `EventLoop` uses (both keep a `SchedulingCore`): every item is keyed by
+/// (deadline, sequence), where submitted work is due at ``now`` and the sequence records the order
+/// of the `submit`/`schedule` calls. So ready work runs in FIFO order, timers in deadline order,
+/// equal deadlines in scheduling order, and work submitted while the loop runs runs in the same
+/// driving call, after everything that was already due at that instant. Jobs of tasks and actors
+/// that use this loop as their executor (see `TestLoop+Executors.swift`) join the same queue.
+///
+/// ## Threads
+///
+/// The loop is meant for one test thread, but it is safe to submit, schedule, cancel and read the
+/// introspection properties from any thread: that state sits behind a lock. Work never runs on
+/// the submitting thread; it waits until the test drives the loop. Work submitted from another
+/// thread is ordered by when its `submit` took the lock, which only the test can make
+/// deterministic.
+///
+/// Driving (``run()``, ``advance(by:)``, ``advance(to:)``, ``runAll()``) is exclusive: driving the
+/// loop from inside its own work, or from two threads at once, stops the program with a
+/// precondition failure, because neither has a deterministic meaning.
+///
+/// The loop never calls work, or releases it, while holding its lock, so work may use the loop
+/// freely.
+public final class TestLoop: PromiseExecutor {
+    struct State: ~Copyable {
+        let core = SchedulingCore()
+        /// Whether a driving call is in progress (on any thread).
+        var isDriving = false
+    }
+
+    // The core is not thread-safe; every access to it goes through this lock, and work taken
+    // out of it runs, and is released, after unlocking. All mutable state lives here, which is
+    // what makes the class Sendable without `@unchecked`.
+    let state = LockedState(State())
+
+    /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.
+    public init() {}
+
+    // MARK: - PromiseExecutor
+
+    /// Queues `work` to run on this loop, at the current virtual time, once the test drives it.
+    ///
+    /// Never runs `work` inside this call. Safe from any thread.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Schedules `work` to run when the virtual clock reaches ``now`` + `delay`.
+    ///
+    /// `work` runs on the thread that drives the loop past that time, with ``now`` equal to the
+    /// deadline. A zero or negative `delay` means the current virtual time: the timer then runs at
+    /// the next ``run()``, after the work already due. Timers with equal deadlines run in
+    /// scheduling order. Safe from any thread.
+    ///
+    /// - Returns: A handle whose `cancel()` removes the timer (in O(log n)) and releases `work`.
+    public func schedule(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) -> any PromiseScheduledWork {
+        let nanoseconds = delay.schedulingNanoseconds
+        let id = state.withLock { state in
+            let time = state.core.currentTime
+            let (deadline, overflow) = time.addingReportingOverflow(nanoseconds)
+            return state.core.schedule(at: overflow ? .max : deadline, .closure(work))
+        }
+        return TestLoopScheduledWork(loop: self, id: id)
+    }
+
+    /// Whether the calling thread is running this loop's work right now: true inside work the
+    /// loop runs (and during the driving call that runs it), false elsewhere.
+    public var isCurrent: Bool {
+        ExecutionFlags.isRunning(on: self)
+    }
+
+    // MARK: - Introspection
+
+    /// The virtual time since the loop was created.
+    ///
+    /// While a timer runs, its deadline; after a driving call, that call's target.
+    public var now: Duration {
+        Duration(schedulingNanoseconds: state.withLock { $0.core.currentTime })
+    }
+
+    /// The number of submitted items (closures and jobs) waiting for the next ``run()``.
+    public var readyCount: Int {
+        state.withLock { $0.core.readyCount }
+    }
+
+    /// The number of pending timers.
+    public var timerCount: Int {
+        state.withLock { $0.core.timerCount }
+    }
+
+    /// Everything still pending: ready items plus timers. Zero once the test has run all it
+    /// started; see ``checkNoPendingWork()``.
+    public var pendingWorkCount: Int {
+        state.withLock { $0.core.pendingCount }
+    }
+
+    /// The virtual time at which the earliest pending timer fires, or nil without timers.
+    public var nextTimerDeadline: Duration? {
+        state.withLock { $0.core.nextTimerDeadline }.map(Duration.init(schedulingNanoseconds:))
+    }
+
+    /// Throws a ``TestLoopFailure`` describing what is still pending, if anything is.
+    ///
+    /// Call it at the end of a test: work left behind is usually a timer nobody cancelled or a
+    /// callback nobody ran, which the test should have seen.
+    public func checkNoPendingWork() throws(TestLoopFailure) {
+        let (ready, timers, next) = state.withLock { state in
+            (state.core.readyCount, state.core.timerCount, state.core.nextTimerDeadline)
+        }
+        guard ready == 0 && timers == 0 else {
+            var message = "TestLoop has pending work: \(ready) ready item(s) and \(timers) timer(s)"
+            if let next {
+                message += ", the earliest due at \(Duration(schedulingNanoseconds: next))"
+            }
+            message += " (now is \(now)). Run or cancel it before the test ends."
+            throw TestLoopFailure(message)
+        }
+    }
+
+    // MARK: - Driving
+
+    /// Runs the work that is ready now, including the work it submits, without moving the clock.
+    ///
+    /// Timers due at the current time (zero delays) run too, in order. Work runs on the calling
+    /// thread, before this returns.
+    public func run() {
+        drive(to: state.withLock { $0.core.currentTime })
+    }
+
+    /// Moves the clock forward by `duration`, running everything that comes due on the way.
+    ///
+    /// Ready work runs first; then timers fire in deadline order (equal deadlines in scheduling
+    /// order), with ``now`` set to each timer's deadline before it runs; work they submit or
+    /// schedule runs in this same call when it is due by the target, at the virtual time it was
+    /// meant for. Afterwards ``now`` is the old value plus `duration`.
+    ///
+    /// - Precondition: `duration` is not negative.
+    public func advance(by duration: Duration) {
+        precondition(
+            duration >= .zero,
+            "TestLoop.advance(by: \(duration)): time cannot go backwards; pass a non-negative duration")
+        let nanoseconds = duration.schedulingNanoseconds
+        let target = state.withLock { state in
+            let (sum, overflow) = state.core.currentTime.addingReportingOverflow(nanoseconds)
+            return overflow ? UInt64.max : sum
+        }
+        drive(to: target)
+    }
+
+    /// Moves the clock forward to `instant` (a virtual time, as ``now`` reads), running everything
+    /// that comes due on the way, as ``advance(by:)`` does.
+    ///
+    /// - Precondition: `instant` is not earlier than ``now``.
+    public func advance(to instant: Duration) {
+        let target = instant.schedulingNanoseconds
+        let current = state.withLock { $0.core.currentTime }
+        precondition(
+            instant >= .zero && target >= current,
+            "TestLoop.advance(to: \(instant)): time cannot go backwards (now is \(Duration(schedulingNanoseconds: current)))")
+        drive(to: target)
+    }
+
+    /// Runs everything: ready work, then every timer in order, advancing the clock to each
+    /// deadline, until nothing is pending.
+    ///
+    /// Afterwards ``now`` is the deadline of the last timer that ran (it does not move when
+    /// nothing was pending). Work runs on the calling thread, before this returns.
+    ///
+    /// Work that keeps scheduling more (a repeating timer) would never let the loop go idle, so
+    /// after `maxSteps` items this stops the program with a precondition failure; drive such
+    /// loops with ``advance(by:)`` instead.
+    public func runAll(maxSteps: Int = 1_000_000) {
+        let outcome = drain(maxSteps: maxSteps, limit: nil, until: { false })
+        precondition(
+            outcome != .reachedStepLimit,
+            "TestLoop.runAll() ran \(maxSteps) items and work keeps coming (a timer that reschedules itself?); use advance(by:) for such loops")
+    }
+
+    /// How ``drain(maxSteps:limit:until:)`` ended.
+    enum DrainOutcome {
+        /// `shouldStop` returned true.
+        case stopped
+        /// Nothing was pending any more.
+        case idle
+        /// The next item was due after the limit; the clock is at the limit.
+        case reachedTimeLimit
+        /// `maxSteps` items ran and more were due.
+        case reachedStepLimit
+    }
+
+    /// Runs items one by one in key order, moving the clock to each one's deadline, until
+    /// `shouldStop()` (asked before the first item and after each) returns true, nothing is
+    /// pending, the next item is due after `limit`, or `maxSteps` items ran.
+    func drain(maxSteps: Int, limit: UInt64?, until shouldStop: () -> Bool) -> DrainOutcome {
+        enum Step {
+            case run(LoopWork)
+            case end(DrainOutcome)
+        }
+        beginDriving()
+        defer { endDriving() }
+        return ExecutionFlags.running(on: self) {
+            var steps = 0
+            while true {
+                if shouldStop() { return .stopped }
+                let next = state.withLock { state -> Step in
+                    guard let deadline = state.core.nextDeadline else { return .end(.idle) }
+                    if let limit, deadline > limit {
+                        _ = state.core.popNext(until: limit)  // nothing is due: moves the clock
+                        return .end(.reachedTimeLimit)
+                    }
+                    if steps == maxSteps { return .end(.reachedStepLimit) }
+                    // Whatever comes next, ready work or the earliest timer, is due by its own
+                    // deadline, so asking for exactly that keeps the clock on the deadline.
+                    return .run(state.core.popNext(until: deadline)!)
+                }
+                switch next {
+                case .run(let work):
+                    steps += 1
+                    perform(work)
+                case .end(let outcome):
+                    return outcome
+                }
+            }
+        }
+    }
+
+    /// Runs every item due by `target`, one at a time, with the lock released while each runs.
+    private func drive(to target: UInt64) {
+        beginDriving()
+        defer { endDriving() }
+        ExecutionFlags.running(on: self) {
+            while let work = state.withLock({ $0.core.popNext(until: target) }) {
+                perform(work)
+            }
+        }
+    }
+
+    private func beginDriving() {
+        let wasDriving = state.withLock { state in
+            let wasDriving = state.isDriving
+            state.isDriving = true
+            return wasDriving
+        }
+        if wasDriving {
+            precondition(
+                !isCurrent,
+                "TestLoop driven from inside its own work; drive it from the test, and submit work instead of running it inline")
+            preconditionFailure(
+                "TestLoop driven from two threads at once; drive it from one thread only")
+        }
+    }
+
+    private func endDriving() {
+        state.withLock { $0.isDriving = false }
+    }
+
+    /// Runs one item on the calling thread.
+    private func perform(_ work: consuming LoopWork) {
+        switch work {
+        case .closure(let body):
+            body()
+        case .job(let job):
+            // On the task executor, not "isolated to" the serial executor: a nonisolated task job
+            // run as isolated to a serial executor must leave it, which the runtime does by
+            // queueing the job again (behind later work). Actor-isolated jobs need no more: the
+            // runtime confirms their isolation through `checkIsolated()`, true here.
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
+    // MARK: - Internals for the handle and the executor conformances
+
+    func enqueue(_ work: LoopWork) {
+        state.withLock { $0.core.enqueue(work) }
+    }
+
+    func cancel(_ id: SchedulingCore.TimerID) {
+        let removed = state.withLock { $0.core.cancel(id) }
+        // Released here, after unlocking: its deinitializers may call back into the loop.
+        _ = consume removed
+    }
+}

@@ -1,0 +1,17 @@
+import Tomorrowland
+
+/// The handle ``TestLoop/schedule(after:_:)`` returns: cancels one virtual timer.
+///
+/// A value of three words (the loop and the timer's identifier), so returning it as
+/// `any PromiseScheduledWork` allocates nothing.
+struct TestLoopScheduledWork: PromiseScheduledWork {
+    let loop: TestLoop
+    let id: SchedulingCore.TimerID
+
+    /// Removes the timer in O(log n) and releases its work, if it has not run yet.
+    ///
+    /// Safe from any thread; does nothing after the timer ran or was cancelled.
+    func cancel() {
+        loop.cancel(id)
+    }
+}

@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TomorrowlandLoop
+
+/// Records values from any thread, in the order they arrive.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+    var values: [Value] { storage.withLock { $0 } }
+    func record(_ value: Value) { storage.withLock { $0.append(value) } }
+}
+
+/// Counts deinitializations of the tokens it hands out, to see when the loop releases work.
+final class ReleaseSpy: Sendable {
+    final class Token: Sendable {
+        let spy: ReleaseSpy
+        init(_ spy: ReleaseSpy) { self.spy = spy }
+        deinit { spy.released.add(1, ordering: .relaxed) }
+    }
+    let released = Atomic<Int>(0)
+    var releasedCount: Int { released.load(ordering: .relaxed) }
+    func token() -> Token { Token(self) }
+}
+
+/// Runs `loop.run()` on a new thread.
+final class LoopThread: Sendable {
+    private let finished = DispatchSemaphore(value: 0)
+    let started = DispatchSemaphore(value: 0)
+
+    init(_ loop: EventLoop) {
+        // Signals once the loop runs its first work, so tests know it is being driven.
+        loop.execute { [started] in started.signal() }
+        Thread { [finished] in
+            loop.run()
+            finished.signal()
+        }.start()
+    }
+
+    /// Waits until the loop has run its first work.
+    func waitUntilRunning(seconds: Double = 10) -> Bool {
+        started.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// Waits for `run()` to return; false if it did not within `seconds`.
+    func join(seconds: Double = 10) -> Bool {
+        finished.wait(timeout: .now() + seconds) == .success
+    }
+}
+
+/// Starts `count` threads running `body(index)` and waits for all of them.
+func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread {
+            body(index)
+            group.leave()
+        }.start()
+    }
+    group.wait()
+}
+
+/// A value shared between the test thread and the loop's thread.
+final class Cell<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value { storage.withLock { $0 } }
+    func set(_ value: Value) { storage.withLock { $0 = value } }
+    func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
+}

@@ -1,0 +1,422 @@
+import Synchronization
+import Testing
+
+import Tomorrowland
+
+/// Records labels in the order work runs.
+private final class EventLog: Sendable {
+    private let storage = Mutex<[String]>([])
+    var events: [String] { storage.withLock { $0 } }
+    func record(_ event: String) { storage.withLock { $0.append(event) } }
+}
+
+/// Counts deinitializations of the objects it hands out, to see when work is released.
+private final class ReleaseSpy: Sendable {
+    final class Token: Sendable {
+        let spy: ReleaseSpy
+        init(_ spy: ReleaseSpy) { self.spy = spy }
+        deinit { spy.released.add(1, ordering: .relaxed) }
+    }
+    let released = Atomic<Int>(0)
+    var releasedCount: Int { released.load(ordering: .relaxed) }
+    func token() -> Token { Token(self) }
+}
+
+/// A small deterministic generator (SplitMix64), so randomized tests replay exactly.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Runs every closure the core hands out until `target`.
+private func drain(_ core: SchedulingCore, until target: UInt64) {
+    core.runDue(until: target) { work in
+        guard case .closure(let body) = work else {
+            Issue.record("unexpected job")
+            return
+        }
+        body()
+    }
+}
+
+// The core is deliberately not Sendable (one owner thread). Each test drives it from its own
+// thread only, and work that captures it runs inside `drain` on that thread, hence
+// `nonisolated(unsafe)` on the locals.
+@Suite("SchedulingCore")
+struct SchedulingCoreTests {
+    @Test func readyWorkRunsInFIFOOrder() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        for index in 0..<100 { core.enqueue(.closure { log.record("\(index)") }) }
+        #expect(core.readyCount == 100)
+        drain(core, until: 0)
+        #expect(log.events == (0..<100).map { "\($0)" })
+        #expect(core.isEmpty)
+    }
+
+    @Test func readyQueueKeepsOrderAcrossGrowthWhileWrapped() {
+        // Interleave removals and appends so the ring wraps before it grows.
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        var expected: [String] = []
+        var next = 0
+        for _ in 0..<10 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
+        for _ in 0..<5 {
+            guard case .closure(let body) = core.popNext(until: 0) else { Issue.record("empty"); return }
+            body()
+        }
+        expected += (0..<5).map { "\($0)" }
+        for _ in 0..<40 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
+        drain(core, until: 0)
+        expected += (5..<50).map { "\($0)" }
+        #expect(log.events == expected)
+    }
+
+    @Test func timersRunInDeadlineOrderWhateverTheSchedulingOrder() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        var generator = SplitMix64(state: 42)
+        let deadlines = (0..<500).map { _ in UInt64.random(in: 1...1_000, using: &generator) }
+        for (index, deadline) in deadlines.enumerated() {
+            _ = core.schedule(at: deadline, .closure { log.record("\(deadline)/\(index)") })
+        }
+        drain(core, until: 1_000)
+        let expected = deadlines.enumerated()
+            .sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
+            .map { "\($0.element)/\($0.offset)" }
+        #expect(log.events == expected)
+    }
+
+    @Test func timersWithEqualDeadlinesRunInSchedulingOrder() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        for index in 0..<64 { _ = core.schedule(at: 7, .closure { log.record("\(index)") }) }
+        drain(core, until: 7)
+        #expect(log.events == (0..<64).map { "\($0)" })
+    }
+
+    @Test func currentTimeIsEachTimersDeadlineWhileItIsHandedOutThenTheTarget() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let seen = Mutex<[UInt64]>([])
+        for deadline: UInt64 in [30, 10, 20] {
+            _ = core.schedule(at: deadline, .closure {})
+        }
+        while let work = core.popNext(until: 100) {
+            _ = work
+            let time = core.currentTime
+            seen.withLock { $0.append(time) }
+        }
+        #expect(seen.withLock { $0 } == [10, 20, 30])
+        #expect(core.currentTime == 100)
+    }
+
+    @Test func timersAfterTheTargetStayPending() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        _ = core.schedule(at: 10, .closure { log.record("10") })
+        _ = core.schedule(at: 11, .closure { log.record("11") })
+        drain(core, until: 10)
+        #expect(log.events == ["10"])
+        #expect(core.timerCount == 1)
+        #expect(core.nextTimerDeadline == 11)
+        #expect(core.currentTime == 10)
+    }
+
+    @Test func workQueuedDuringAStepRunsInTheSameRoundAfterWhatWasAlreadyDue() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        // Two timers due at 10. The first queues ready work and schedules a timer for 10 and one
+        // for 15: all three are due by the target, and all come after timer B, which was already
+        // due at 10.
+        _ = core.schedule(at: 10, .closure {
+            log.record("A@\(core.currentTime)")
+            core.enqueue(.closure { log.record("ready-from-A@\(core.currentTime)") })
+            _ = core.schedule(at: 10, .closure { log.record("timer10-from-A@\(core.currentTime)") })
+            _ = core.schedule(at: 15, .closure { log.record("timer15-from-A@\(core.currentTime)") })
+        })
+        _ = core.schedule(at: 10, .closure { log.record("B@\(core.currentTime)") })
+        _ = core.schedule(at: 12, .closure { log.record("C@\(core.currentTime)") })
+        drain(core, until: 20)
+        #expect(
+            log.events == [
+                "A@10", "B@10", "ready-from-A@10", "timer10-from-A@10", "C@12", "timer15-from-A@15",
+            ])
+        #expect(core.isEmpty)
+        #expect(core.currentTime == 20)
+    }
+
+    @Test func readyWorkQueuedBeforeATimerCameDueRunsFirstAndLaterWorkAfter() {
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 5)
+        let log = EventLog()
+        _ = core.schedule(at: 8, .closure {
+            log.record("timer")
+            core.enqueue(.closure { log.record("queued-by-timer") })
+        })
+        core.enqueue(.closure { log.record("queued-at-5") })
+        drain(core, until: 10)
+        #expect(log.events == ["queued-at-5", "timer", "queued-by-timer"])
+    }
+
+    @Test func aDueTimerPrecedesReadyWorkQueuedAfterItAtTheSameInstant() {
+        // Real-loop shape: the timer was scheduled for "now", then ready work was queued.
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        _ = core.schedule(at: 0, .closure { log.record("timer") })
+        core.enqueue(.closure { log.record("ready") })
+        drain(core, until: 0)
+        #expect(log.events == ["timer", "ready"])
+    }
+
+    @Test func aTimerInThePastIsRaisedToNowAndRunsAfterWorkAlreadyDue() {
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 100)
+        let log = EventLog()
+        core.enqueue(.closure { log.record("ready") })
+        _ = core.schedule(at: 3, .closure { log.record("late-timer@\(core.currentTime)") })
+        #expect(core.nextTimerDeadline == 100)
+        drain(core, until: 100)
+        #expect(log.events == ["ready", "late-timer@100"])
+    }
+
+    @Test func timeNeverGoesBackwards() {
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 50)
+        #expect(core.popNext(until: 10) == nil)
+        #expect(core.currentTime == 50)
+        let log = EventLog()
+        core.enqueue(.closure { log.record("ready") })
+        drain(core, until: 0)
+        #expect(log.events == ["ready"])
+        #expect(core.currentTime == 50)
+    }
+
+    @Test func cancelledTimersNeverRunAndAreReleasedAtOnce() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        let spy = ReleaseSpy()
+        var ids: [SchedulingCore.TimerID] = []
+        for index in 0..<10 {
+            let token = spy.token()
+            ids.append(core.schedule(at: UInt64(index), .closure { _ = token; log.record("\(index)") }))
+        }
+        for index in stride(from: 1, to: 10, by: 2) { #expect(core.cancel(ids[index]) != nil) }
+        #expect(spy.releasedCount == 5)
+        #expect(core.timerCount == 5)
+        drain(core, until: 100)
+        #expect(log.events == ["0", "2", "4", "6", "8"])
+        #expect(spy.releasedCount == 10)
+    }
+
+    @Test func cancellingTwiceOrAfterRunningDoesNothing() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        let ran = core.schedule(at: 1, .closure { log.record("ran") })
+        let cancelled = core.schedule(at: 2, .closure { log.record("cancelled") })
+        #expect(core.cancel(cancelled) != nil)
+        #expect(core.cancel(cancelled) == nil)
+        drain(core, until: 5)
+        #expect(core.cancel(ran) == nil)
+        #expect(log.events == ["ran"])
+    }
+
+    @Test func aStaleIdentifierDoesNotCancelTheTimerThatReusedItsSlot() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        let first = core.schedule(at: 1, .closure { log.record("first") })
+        #expect(core.cancel(first) != nil)
+        let second = core.schedule(at: 1, .closure { log.record("second") })
+        #expect(second.slot == first.slot)  // the slot was reused...
+        #expect(core.cancel(first) == nil)  // ...but the old identifier no longer matches
+        drain(core, until: 1)
+        #expect(log.events == ["second"])
+    }
+
+    @Test func aTimerCancellingItselfWhileRunningIsANoOp() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let result = Mutex<Bool?>(nil)
+        let id = Mutex<SchedulingCore.TimerID?>(nil)
+        id.withLock { $0 = core.schedule(at: 1, .closure { let removed = core.cancel(id.withLock { $0! }) != nil; result.withLock { $0 = removed } }) }
+        drain(core, until: 1)
+        #expect(result.withLock { $0 } == false)
+    }
+
+    @Test func randomSchedulesAndCancelsMatchAReferenceModel() {
+        var generator = SplitMix64(state: 7)
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        // Reference: pending timers as (deadline, sequence, label).
+        var model: [(deadline: UInt64, order: Int, label: Int)] = []
+        var live: [(id: SchedulingCore.TimerID, label: Int)] = []
+        var order = 0
+        for label in 0..<5_000 {
+            if !live.isEmpty && Int.random(in: 0..<3, using: &generator) == 0 {
+                let victim = live.remove(at: Int.random(in: 0..<live.count, using: &generator))
+                #expect(core.cancel(victim.id) != nil)
+                model.removeAll { $0.label == victim.label }
+            } else {
+                // Few distinct deadlines, so ties are common.
+                let deadline = UInt64.random(in: 0..<50, using: &generator)
+                live.append((core.schedule(at: deadline, .closure { log.record("\(label)") }), label))
+                model.append((deadline, order, label))
+                order += 1
+            }
+        }
+        #expect(core.timerCount == model.count)
+        drain(core, until: 50)
+        let expected = model.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }.map { "\($0.label)" }
+        #expect(log.events == expected)
+    }
+
+    @Test func interleavedSchedulesCancelsAndPopsMatchAReferenceModel() {
+        // Wide deadlines and cancels anywhere in the heap exercise both sift directions of a
+        // removal; pops in between move the clock, so later timers may be raised to it.
+        var generator = SplitMix64(state: 2_026)
+        let core = SchedulingCore()
+        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var order = 0
+        var popped = 0
+        for _ in 0..<20_000 {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<5:
+                let requested = core.currentTime + UInt64.random(in: 0..<1_000_000, using: &generator)
+                let id = core.schedule(at: requested, .closure {})
+                model.append((max(requested, core.currentTime), order, id))
+                order += 1
+            case 5..<8:
+                guard !model.isEmpty else { continue }
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                #expect(core.cancel(victim.id) != nil)
+            default:
+                let target = core.currentTime + UInt64.random(in: 0..<200_000, using: &generator)
+                let due = model.filter { $0.deadline <= target }
+                    .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                for expected in due {
+                    #expect(core.popNext(until: target) != nil)
+                    #expect(core.currentTime == expected.deadline)
+                    // A handed-out timer can no longer be cancelled.
+                    #expect(core.cancel(expected.id) == nil)
+                    popped += 1
+                }
+                #expect(core.popNext(until: target) == nil)
+                model.removeAll { $0.deadline <= target }
+            }
+            #expect(core.timerCount == model.count)
+            #expect(core.nextTimerDeadline == model.map(\.deadline).min())
+        }
+        #expect(popped > 1_000)
+    }
+
+    @Test func aHundredThousandTimersCancelledInSchedulingOrderLeaveNothingBehind() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let spy = ReleaseSpy()
+        var ids: [SchedulingCore.TimerID] = []
+        ids.reserveCapacity(100_000)
+        for _ in 0..<100_000 {
+            let token = spy.token()
+            ids.append(core.schedule(at: 3_600_000_000_000, .closure { _ = token }))
+        }
+        #expect(core.timerCount == 100_000)
+        for id in ids { #expect(core.cancel(id) != nil) }
+        #expect(core.timerCount == 0)
+        #expect(spy.releasedCount == 100_000)
+        #expect(core.popNext(until: .max) == nil)
+    }
+
+    @Test func aBudgetedRoundStopsEarlyAndTheNextRoundKeepsTheSameOrder() {
+        nonisolated(unsafe) let budgeted = SchedulingCore()
+        nonisolated(unsafe) let unbudgeted = SchedulingCore()
+        let budgetedLog = EventLog()
+        let unbudgetedLog = EventLog()
+        for (core, log) in [(budgeted, budgetedLog), (unbudgeted, unbudgetedLog)] {
+            nonisolated(unsafe) let core = core
+            for index in 0..<5 {
+                _ = core.schedule(at: UInt64(index), .closure {
+                    log.record("t\(index)")
+                    core.enqueue(.closure { log.record("r\(index)") })
+                })
+            }
+        }
+        var rounds = 0
+        while !budgeted.runDue(until: 10, budget: 3, { work in
+            if case .closure(let body) = work { body() }
+        }) {
+            rounds += 1
+        }
+        drain(unbudgeted, until: 10)
+        #expect(rounds == 3)
+        #expect(budgetedLog.events == unbudgetedLog.events)
+        #expect(budgetedLog.events.count == 10)
+    }
+
+    @Test func nextDeadlineIsNowWhileReadyWorkWaitsElseTheEarliestTimer() {
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 4)
+        #expect(core.nextDeadline == nil)
+        _ = core.schedule(at: 9, .closure {})
+        #expect(core.nextDeadline == 9)
+        core.enqueue(.closure {})
+        #expect(core.nextDeadline == 4)
+        #expect(core.pendingCount == 2)
+    }
+
+    @Test func removingEverythingReleasesTheWork() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let spy = ReleaseSpy()
+        for index in 0..<20 {
+            let token = spy.token()
+            _ = core.schedule(at: UInt64(index), .closure { _ = token })
+            let other = spy.token()
+            core.enqueue(.closure { _ = other })
+        }
+        var timers = core.removeAllTimers()
+        #expect(timers.count == 20)
+        #expect(spy.releasedCount == 0)  // handed back, not yet released
+        timers.removeAll()
+        #expect(spy.releasedCount == 20)
+        #expect(core.removeAllReady().count == 20)
+        #expect(spy.releasedCount == 40)
+        #expect(core.isEmpty)
+        // The heap is usable again afterwards.
+        let log = EventLog()
+        _ = core.schedule(at: 2, .closure { log.record("b") })
+        _ = core.schedule(at: 1, .closure { log.record("a") })
+        drain(core, until: 2)
+        #expect(log.events == ["a", "b"])
+    }
+
+    @Test func deinitializingTheCoreReleasesPendingWork() {
+        let spy = ReleaseSpy()
+        do {
+            nonisolated(unsafe) let core = SchedulingCore()
+            for _ in 0..<40 {
+                let token = spy.token()
+                _ = core.schedule(at: 1, .closure { _ = token })
+                let other = spy.token()
+                core.enqueue(.closure { _ = other })
+            }
+            // Wrap the ring so the deinitializer has two runs to release.
+            for _ in 0..<30 { _ = core.popNext(until: 0) }
+            for _ in 0..<30 {
+                let token = spy.token()
+                core.enqueue(.closure { _ = token })
+            }
+            #expect(spy.releasedCount == 30)
+        }
+        #expect(spy.releasedCount == 110)
+    }
+
+    @Test func durationsConvertToWholeNanosecondsRoundingUpAndSaturating() {
+        #expect(Duration.seconds(-1).schedulingNanoseconds == 0)
+        #expect(Duration.zero.schedulingNanoseconds == 0)
+        #expect(Duration.nanoseconds(-5).schedulingNanoseconds == 0)
+        #expect(Duration.milliseconds(1500).schedulingNanoseconds == 1_500_000_000)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1).schedulingNanoseconds == 1)
+        #expect(Duration(secondsComponent: 2, attosecondsComponent: 1_000_000_001).schedulingNanoseconds == 2_000_000_002)
+        #expect(Duration.seconds(Int64.max).schedulingNanoseconds == .max)
+        #expect(Duration(schedulingNanoseconds: .max).schedulingNanoseconds == .max)
+        #expect(Duration(schedulingNanoseconds: 3_000_000_007) == .seconds(3) + .nanoseconds(7))
+    }
+}
