@@ -1,4 +1,3 @@
-#if BENCH_OURS
 import CBenchSupport
 import Foundation
 import Tomorrowland
@@ -234,6 +233,9 @@ enum TomorrowlandWorkloads {
             check(seen.value == total, "W6 ours: \(seen.value ?? -1) != \(total)")
         }
 
+        // `when(fulfilled:)` has not landed in the core yet: until it does, W7 reports "not
+        // available" for our side; define TOMORROWLAND_HAS_WHEN (or drop this condition) once it has.
+        #if TOMORROWLAND_HAS_WHEN
         workloads["W7"] = { iterations in
             counter.reset()
             let rounds = Chains(remaining: iterations)
@@ -262,13 +264,14 @@ enum TomorrowlandWorkloads {
             }
             check(counter.count == iterations * 1000, "W7 ours: \(counter.count) != \(iterations * 1000)")
         }
+        #endif
 
         return LibraryUnderTest(
             name: "Tomorrowland",
             loopCPUClock: clockSlot.value!,
             workloads: workloads,
             shutdown: {
-                loop.stop()
+                loop.shutdown()
                 stopped.wait()
             },
             measurePendingPromiseMemory: { count in
@@ -326,9 +329,3 @@ final class Inputs: @unchecked Sendable {
     }
 }
 
-#else
-/// Tomorrowland's side, until the core and the EventLoop have landed on this branch.
-enum TomorrowlandWorkloads {
-    static func make() -> LibraryUnderTest? { nil }
-}
-#endif
