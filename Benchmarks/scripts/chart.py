@@ -62,8 +62,8 @@ def main():
     values = [value for _, _, wall, cpu in rows for value in (wall, cpu) if value]
     if values:
         axes.set_xlim(min(min(values), 1.0) / 1.5, max(max(values), 1.0) * 1.6)
-    axes.set_xlabel("ours / SwiftNIO per unit (log scale; below 1 = ours better). "
-                    "Dark: wall-clock median; light: loop-thread CPU; M1: malloc bytes")
+    axes.set_xlabel("ours / SwiftNIO per unit, log scale, below 1 = ours better\n"
+                    "dark: wall-clock median; light: loop-thread CPU; M1: malloc bytes", fontsize=9)
     axes.set_title("Tomorrowland on EventLoop vs SwiftNIO\n" + "\n".join(header), fontsize=8)
     figure.tight_layout()
     figure.savefig(target, dpi=110)
