@@ -48,6 +48,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/LoopMainQueueProbe"
         ),
+        // The seed README's usage examples, compiled in Swift 5 language mode as
+        // Tomorrowland-era code is: they must build without a diagnostic.
+        .testTarget(
+            name: "TomorrowlandReadmeExamplesTests",
+            dependencies: ["Tomorrowland"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "TomorrowlandLoopTests",
             dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Requests cancellation of promises once objects they are tied to have been deallocated: the
 /// Linux stand-in for Tomorrowland's associated-object hook behind
@@ -7,7 +6,9 @@ import Synchronization
 ///
 /// Entries hold the object and the promise weakly. A timer on a private utility queue sweeps the
 /// entries every ``sweepInterval`` while there are any, and stops when there are none.
-public final class DeinitWatcher: Sendable {
+///
+/// `@unchecked Sendable`: `state` is only touched while holding `lock`.
+public final class DeinitWatcher: @unchecked Sendable {
     /// The watcher `requestCancelOnDeinit(_: AnyObject)` uses.
     public static let shared = DeinitWatcher()
 
@@ -24,7 +25,8 @@ public final class DeinitWatcher: Sendable {
         var timerArmed = false
     }
 
-    private let state = Mutex(State())
+    private let lock = SpinLock()
+    private var state = State()
     private let queue = DispatchQueue(label: "Tomorrowland.DeinitWatcher", qos: .utility)
 
     private init() {}
@@ -33,7 +35,7 @@ public final class DeinitWatcher: Sendable {
     func watch(_ object: AnyObject, cancelling cancellable: PromiseCancellable) {
         // Only the weak reference's nil-ness is ever read, from any thread: that is thread-safe.
         let object = UnsafeTransfer(object)
-        let arm: Bool = state.withLock { state in
+        let arm: Bool = lock.withLock {
             state.entries.append(Entry(object: object.wrapped, cancellable: cancellable))
             defer { state.timerArmed = true }
             return !state.timerArmed
@@ -44,7 +46,7 @@ public final class DeinitWatcher: Sendable {
     /// The number of objects being watched (entries whose promise is still alive count until the
     /// next sweep).
     public var watchedCount: Int {
-        state.withLock { $0.entries.count }
+        lock.withLock { state.entries.count }
     }
 
     private func scheduleSweep() {
@@ -52,7 +54,7 @@ public final class DeinitWatcher: Sendable {
     }
 
     private func sweep() {
-        let (dead, rearm): ([PromiseCancellable], Bool) = state.withLock { state in
+        let (dead, rearm): ([PromiseCancellable], Bool) = lock.withLock {
             var dead: [PromiseCancellable] = []
             state.entries.removeAll { entry in
                 if entry.object == nil {

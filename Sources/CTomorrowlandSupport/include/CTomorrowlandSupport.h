@@ -30,10 +30,11 @@ static inline void twl_set_current_executor(const void *_Nullable executor) { tw
 /// see UpstreamReference.swift.
 extern void *_Nonnull swift_unownedRetain(void *_Nonnull object);
 extern void swift_unownedRelease(void *_Nonnull object);
-extern bool swift_tryRetain(void *_Nonnull object);
+/// Returns the object with its strong count incremented, or NULL if it is being deinitialized.
+extern void *_Nullable swift_tryRetain(void *_Nonnull object);
 
 static inline void twl_unowned_retain(void *_Nonnull object) { (void)swift_unownedRetain(object); }
 static inline void twl_unowned_release(void *_Nonnull object) { swift_unownedRelease(object); }
-static inline bool twl_try_retain(void *_Nonnull object) { return swift_tryRetain(object); }
+static inline bool twl_try_retain(void *_Nonnull object) { return swift_tryRetain(object) != 0; }
 
 #endif

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The typed storage of one promise: a ``PromiseCore`` plus the result.
 ///
 /// - Important: `storedResult` is written once under the lock before the status becomes
@@ -50,7 +48,7 @@ final class PromiseBox<Value, Error>: PromiseCore, @unchecked Sendable {
     /// The result, or `nil` while unresolved.
     @inlinable
     var result: PromiseResult<Value, Error>? {
-        lock.withLock { _ in status == .resolved ? storedResult : nil }
+        lock.withLock { status == .resolved ? storedResult : nil }
     }
 
     /// The result of a box known to be resolved (see the type's invariant).
@@ -73,7 +71,7 @@ final class PromiseBox<Value, Error>: PromiseCore, @unchecked Sendable {
     ///   callbacks. The caller must run what it gets (``CallbackDrain``), or return it to a drain.
     @inlinable
     func settle(_ result: PromiseResult<Value, Error>) -> ReadyCallbacks? {
-        let taken: Taken? = lock.withLock { _ in
+        let taken: Taken? = lock.withLock {
             guard status != .resolved else { return nil }
             storedResult = result
             return markResolvedLocked(cancelled: result.isCancelled)

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The part of a promise's storage that does not depend on its types: state, callbacks, cancel
 /// handlers and the observer count of automatic cancellation propagation.
@@ -25,7 +24,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     }
 
     @usableFromInline
-    let lock = Mutex<Void>(())
+    let lock = SpinLock()
     @usableFromInline
     @exclusivity(unchecked)
     var status: Status
@@ -116,7 +115,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
 
     /// Moves a delayed core to pending. Returns false if it was not delayed.
     final func leaveDelayedState() -> Bool {
-        lock.withLock { _ in
+        lock.withLock {
             guard status == .delayed else { return false }
             status = .pending
             return true
@@ -125,7 +124,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
 
     /// Whether the core is resolved (with any result).
     final var isResolved: Bool {
-        lock.withLock { _ in status == .resolved }
+        lock.withLock { status == .resolved }
     }
 
     // MARK: Callbacks
@@ -141,7 +140,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// the callbacks that made ready instead of running them (for callers inside a drain).
     @usableFromInline
     final func registerReturningReady(_ node: PromiseCallbackNode) -> ReadyCallbacks? {
-        let isResolved: Bool = lock.withLock { _ in
+        let isResolved: Bool = lock.withLock {
             if status == .resolved { return true }
             if let tail = callbackTail {
                 tail.next = node
@@ -188,7 +187,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Whether a cancel was requested or the promise was cancelled.
     @usableFromInline
     final var hasRequestedCancel: Bool {
-        lock.withLock { _ in
+        lock.withLock {
             switch status {
             case .cancelRequested: return true
             case .resolved: return isCancelledResult
@@ -200,7 +199,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Moves a pending promise to cancel-requested and runs the cancel handlers registered so far.
     @usableFromInline
     final func requestCancel() {
-        let taken: (handlers: [CancelHandler], upstream: UnownedCoreReference?)? = lock.withLock { _ in
+        let taken: (handlers: [CancelHandler], upstream: UnownedCoreReference?)? = lock.withLock {
             guard status == .pending else { return nil }
             status = .cancelRequested
             let handlers = cancelHandlers
@@ -224,7 +223,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// error.
     @usableFromInline
     final func addCancelHandler(_ handler: CancelHandler) {
-        let runNow: Bool = lock.withLock { _ in
+        let runNow: Bool = lock.withLock {
             switch status {
             case .pending, .delayed:
                 cancelHandlers.append(handler)
@@ -243,7 +242,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Whether a context-dispatched cancel handler should still run: not once the promise has a
     /// value or an error.
     final var acceptsCancelHandlers: Bool {
-        lock.withLock { _ in status != .resolved || isCancelledResult }
+        lock.withLock { status != .resolved || isCancelledResult }
     }
 
     // MARK: Observer counting (automatic cancellation propagation, D1)
@@ -253,7 +252,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     final func propagateCancel(to upstream: PromiseCore) {
         upstream.addObserver()
-        let linkedInline: Bool = lock.withLock { _ in
+        let linkedInline: Bool = lock.withLock {
             guard self.upstream == nil else { return false }
             switch status {
             case .pending, .delayed:
@@ -274,7 +273,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Counts one more propagating observer.
     @usableFromInline
     final func addObserver() {
-        lock.withLock { _ in
+        lock.withLock {
             everObserved = true
             observerCount += 1
         }
@@ -284,7 +283,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// when that was the last one and no handle is left.
     @usableFromInline
     final func removeObserver() {
-        let cancel: Bool = lock.withLock { _ in
+        let cancel: Bool = lock.withLock {
             observerCount -= 1
             return observerCount == 0 && sealed && everObserved
         }
@@ -294,7 +293,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// The last handle is gone; requests cancellation when every observer already asked for it.
     @usableFromInline
     final func seal() {
-        let cancel: Bool = lock.withLock { _ in
+        let cancel: Bool = lock.withLock {
             sealed = true
             return observerCount == 0 && everObserved
         }

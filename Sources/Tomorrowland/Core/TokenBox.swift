@@ -9,13 +9,15 @@ protocol PromiseCancelRequestable: AnyObject, Sendable {
 
 /// The state of a ``PromiseInvalidationToken``: its generation, the promises to cancel on
 /// invalidation, and the tokens chained to it.
+/// `@unchecked Sendable`: `lists` is only touched while holding `lock`.
 @usableFromInline
-final class TokenBox: Sendable {
+final class TokenBox: @unchecked Sendable {
     /// Bumped (wrapping) by every invalidation. Callbacks compare it with the value they saw at
     /// registration.
     @usableFromInline
     let generation = Atomic<UInt>(0)
-    private let lists = Mutex(Lists())
+    private let lock = SpinLock()
+    private var lists = Lists()
 
     private struct Lists {
         /// Registration order. Entries hold promises weakly and are used up by an invalidation.
@@ -40,7 +42,7 @@ final class TokenBox: Sendable {
             generation.wrappingAdd(1, ordering: .releasing)
         }
         // Take the registrations and a snapshot of the chain before calling out.
-        let (cancellables, children) = lists.withLock { lists in
+        let (cancellables, children) = lock.withLock {
             let taken = lists.cancellables
             lists.cancellables = []
             return (taken.compactMap(\.target), lists.children.compactMap { link -> (TokenBox, Bool)? in
@@ -59,7 +61,7 @@ final class TokenBox: Sendable {
     /// newest end of the list are pruned first (stopping at the first live one), so a token used
     /// for many short-lived promises does not grow.
     func registerCancellation(of target: any PromiseCancelRequestable) {
-        lists.withLock { lists in
+        lock.withLock {
             while let last = lists.cancellables.last, last.target == nil {
                 lists.cancellables.removeLast()
             }
@@ -69,7 +71,7 @@ final class TokenBox: Sendable {
 
     /// Chains `child` to this token, pruning dead links at the newest end first.
     func addChild(_ child: TokenBox, forwardingCancelWithoutInvalidating: Bool) {
-        lists.withLock { lists in
+        lock.withLock {
             while let last = lists.children.last, last.token == nil {
                 lists.children.removeLast()
             }
@@ -78,7 +80,7 @@ final class TokenBox: Sendable {
     }
 
     var debugDescription: String {
-        let (callbacks, chain) = lists.withLock { ($0.cancellables.count, $0.children.count) }
+        let (callbacks, chain) = lock.withLock { (lists.cancellables.count, lists.children.count) }
         func nodes(_ count: Int) -> String { count == 1 ? "1 node" : "\(count) nodes" }
         return "<TokenBox: \(address(of: self)) generation=\(generation.load(ordering: .relaxed)) "
             + "callbackLinkedList=(\(nodes(callbacks))) tokenChainLinkedList=(\(nodes(chain)))>"

@@ -1,0 +1,40 @@
+// Belongs in Tests/TomorrowlandReadmeExamplesTests once `TokenPromise` / `withToken(_:)` exist
+// (issue 6): the README's second `loadModel()`, rewritten with `withToken`.
+import Foundation
+import Testing
+import Tomorrowland
+
+extension ModelController {
+    func loadModelWithTokenPromise() {
+        MyModel.next = fetch
+        promiseToken.invalidate()
+        MyModel.fetchFromNetworkAsPromise()
+            .withToken(promiseToken)
+            .then({ [weak self] (model) in
+                self?.updateUI(with: model)
+            }).catch({ [weak self] (error) in
+                self?.handleError(error)
+            })
+    }
+}
+
+@Suite("Seed README TokenPromise example (Swift 5 mode)")
+struct ReadmeTokenPromiseExampleTests {
+    @Test("loadModel with TokenPromise updates the UI; a reload suppresses the old callbacks")
+    func loadModelWithTokenPromise() async {
+        let resolvers = LockedList<StdPromise<Model>.Resolver>()
+        let controller = ModelController(fetch: {
+            let (promise, resolver) = StdPromise<Model>.makeWithResolver()
+            resolvers.append(resolver)
+            return promise
+        })
+        controller.loadModel()
+        controller.loadModelWithTokenPromise()
+        let (first, second) = (resolvers.values[0], resolvers.values[1])
+        #expect(first.hasRequestedCancel)
+        first.fulfill(with: Model(id: 1))
+        second.fulfill(with: Model(id: 2))
+        #expect(await controller.log.waitFor("updateUI 2"))
+        #expect(!controller.log.values.contains("updateUI 1"))
+    }
+}

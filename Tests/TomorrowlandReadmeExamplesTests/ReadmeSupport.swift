@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tomorrowland
+
+// Linux stand-ins for the Apple-only types the seed README's examples use (UIKit, CoreLocation),
+// plus the fixtures the README leaves to the reader (`MyAPI`, `expensiveCalculation()`, …).
+// The examples themselves are in ReadmeExamplesTests.swift, unchanged apart from the names
+// listed there. This target is compiled in Swift 5 language mode, like Tomorrowland-era code.
+
+/// A thread-safe event log: the stand-ins record what the examples do to them, and the tests
+/// read it once the events they wait for have been recorded.
+final class EventLog {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    func record(_ entry: String) {
+        lock.lock()
+        entries.append(entry)
+        lock.unlock()
+    }
+
+    var values: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+
+    /// Waits, without blocking a thread, until `entry` has been recorded (or 20 s passed).
+    func waitFor(_ entry: String) async -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if values.contains(entry) { return true }
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        return values.contains(entry)
+    }
+}
+
+/// Stand-in for `UIApplication.shared` (its network activity indicator).
+final class StatusBar {
+    static let shared = StatusBar()
+    let log = EventLog()
+    var isNetworkActivityIndicatorVisible = false {
+        didSet { log.record("indicator \(isNetworkActivityIndicatorVisible)") }
+    }
+}
+
+/// Stand-in for `UIImage`: image data that starts with the bytes "IMG".
+struct Image: Equatable {
+    let bytes: Data
+    init?(data: Data) {
+        guard data.starts(with: Array("IMG".utf8)) else { return nil }
+        bytes = data
+    }
+}
+
+/// Stand-in for `UIImageView`.
+class ImageView {
+    let log = EventLog()
+    var image: Image? {
+        didSet { log.record("image set") }
+    }
+}
+
+/// Stand-in for `UIControl.State`.
+enum ControlState { case normal }
+
+/// Stand-in for `UIButton`.
+final class Button {
+    let log = EventLog()
+    func setImage(_ image: Image?, for state: ControlState) {
+        log.record("setImage \(image != nil) \(state)")
+    }
+}
+
+/// Stand-in for `UIView.transition(with:duration:options:animations:)`.
+enum ViewTransition {
+    struct Options: OptionSet {
+        let rawValue: Int
+        static let transitionCrossDissolve = Options(rawValue: 1)
+    }
+    static func transition(with view: ImageView, duration: TimeInterval, options: Options, animations: () -> Void) {
+        view.log.record("transition \(duration)")
+        animations()
+    }
+}
+
+/// Stand-in for `CLError` (and its `~=` pattern for codes).
+struct GeoError: Error {
+    enum Code { case geocodeCanceled, network }
+    static let geocodeCanceled = Code.geocodeCanceled
+    let code: Code
+}
+
+/// Stand-in for the `~=` that matches a `CLError` code against an error.
+func ~= (code: GeoError.Code, error: Error) -> Bool {
+    (error as? GeoError)?.code == code
+}
+
+/// Stand-in for `CLGeocoder`: answers with the outcome it was configured with.
+final class Geocoder {
+    enum Answer { case placemarks([String]), failure(GeoError), nothing }
+    let answer: Answer
+    init(answer: Answer) { self.answer = answer }
+
+    func reverseGeocodeLocation(_ location: (Double, Double), completionHandler: @escaping ([String]?, Error?) -> Void) {
+        DispatchQueue.global().async {
+            switch self.answer {
+            case .placemarks(let names): completionHandler(names, nil)
+            case .failure(let error): completionHandler(nil, error)
+            case .nothing: completionHandler(nil, nil)
+            }
+        }
+    }
+}
+
+/// Stand-in for the `urlSession` the README's resolver example uses: tasks complete when the
+/// test says so, or with `URLError(.cancelled)` when cancelled.
+final class StubURLSession {
+    final class DataTask {
+        private let lock = NSLock()
+        private var completion: ((Data?, URLResponse?, Error?) -> Void)?
+        let log: EventLog
+
+        init(log: EventLog, completion: @escaping (Data?, URLResponse?, Error?) -> Void) {
+            self.log = log
+            self.completion = completion
+        }
+
+        func resume() { log.record("resume") }
+
+        func cancel() {
+            log.record("cancel")
+            finish(nil, URLError(.cancelled))
+        }
+
+        func finish(_ data: Data?, _ error: Error?) {
+            lock.lock()
+            let completion = self.completion
+            self.completion = nil
+            lock.unlock()
+            completion?(data, nil, error)
+        }
+    }
+
+    let log = EventLog()
+    private let lock = NSLock()
+    private var tasks: [DataTask] = []
+
+    func dataTask(with url: URL, completionHandler: @escaping (Data?, URLResponse?, Error?) -> Void) -> DataTask {
+        let task = DataTask(log: log, completion: completionHandler)
+        lock.lock()
+        tasks.append(task)
+        lock.unlock()
+        return task
+    }
+
+    var lastTask: DataTask? {
+        lock.lock()
+        defer { lock.unlock() }
+        return tasks.last
+    }
+}
+
+/// A thread-safe list, for resolvers handed out by a fixture.
+final class LockedList<Element> {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+
+    func append(_ element: Element) {
+        lock.lock()
+        elements.append(element)
+        lock.unlock()
+    }
+
+    var values: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return elements
+    }
+}
+
+extension URLSession {
+    /// The README's imaginary `dataTaskAsPromise(with:)` ("does not actually exist"): serves
+    /// canned bytes without touching the network, asynchronously.
+    func dataTaskAsPromise(with url: URL) -> StdPromise<Data> {
+        Promise(on: .utility) { resolver in
+            resolver.fulfill(with: Data(url.lastPathComponent.utf8))
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Temporary: removed when this target gets its first real source file.
