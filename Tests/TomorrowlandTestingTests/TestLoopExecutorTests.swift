@@ -1,3 +1,4 @@
+import Tomorrowland
 import Synchronization
 import Testing
 import TomorrowlandTesting
@@ -105,7 +106,7 @@ struct TestLoopExecutorTests {
     @Test func assumeIsolatedSucceedsInsideWorkTheLoopRuns() {
         let loop = TestLoop()
         let counter = LoopBoundCounter(loop: loop)
-        let seen = Mutex<Int?>(nil)
+        let seen = LockedValue<Int?>(nil)
         loop.submit {
             let value = counter.valueAssumingIsolation()
             seen.withLock { $0 = value }

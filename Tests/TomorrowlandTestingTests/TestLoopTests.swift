@@ -77,7 +77,7 @@ struct TestLoopTests {
 
     @Test func advanceSetsNowToEachTimersDeadlineBeforeRunningItThenToTheTarget() {
         let loop = TestLoop()
-        let seen = Mutex<[Duration]>([])
+        let seen = LockedValue<[Duration]>([])
         for milliseconds in [30, 10, 20] {
             _ = loop.schedule(after: .milliseconds(milliseconds)) {
                 let now = loop.now
@@ -215,7 +215,7 @@ struct TestLoopTests {
     @Test func aTimerCanCancelALaterTimerMidFlight() {
         let loop = TestLoop()
         let log = EventLog()
-        let later = Mutex<(any PromiseScheduledWork)?>(nil)
+        let later = LockedValue<(any PromiseScheduledWork)?>(nil)
         _ = loop.schedule(after: .seconds(1)) {
             log.record("first")
             later.withLock { $0 }?.cancel()
@@ -268,7 +268,7 @@ struct TestLoopTests {
     @Test func isCurrentIsTrueOnlyInsideWorkTheLoopRuns() {
         let loop = TestLoop()
         let other = TestLoop()
-        let seen = Mutex<[String: Bool]>([:])
+        let seen = LockedValue<[String: Bool]>([:])
         loop.submit { seen.withLock { $0["submitted"] = loop.isCurrent } }
         _ = loop.schedule(after: .seconds(1)) {
             let current = loop.isCurrent
@@ -312,7 +312,7 @@ struct TestLoopTests {
         let loop = TestLoop()
         let log = EventLog()
         @Sendable func record(_ label: String) { log.record("\(loop.nowInMilliseconds):\(label)") }
-        let toCancel = Mutex<[String: any PromiseScheduledWork]>([:])
+        let toCancel = LockedValue<[String: any PromiseScheduledWork]>([:])
 
         loop.submit {
             record("a")

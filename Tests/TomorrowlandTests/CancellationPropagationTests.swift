@@ -83,6 +83,32 @@ struct CancellationPropagationTests {
         #expect(requests.count == 1)
     }
 
+    @Test("a child that requests cancellation twice decrements its parent only once (D1)")
+    func repeatedChildRequestCountsOnce() {
+        let (children, _, requests) = withSealedParent(IntPromise.self) { parent in
+            (parent.map(on: .immediate) { $0 }, parent.map(on: .immediate) { $0 })
+        }
+        children.0.requestCancel()
+        children.0.requestCancel()
+        children.0.cancellable.requestCancel()
+        #expect(requests.values.isEmpty, "the second child still counts")
+        children.1.requestCancel()
+        #expect(requests.count == 1)
+    }
+
+    @Test("a request on the onCancel promise itself counts once, whatever else happens (D5)")
+    func onCancelRequestedTwice() {
+        let (built, _, requests) = withSealedParent(IntPromise.self) { parent in
+            (parent.onCancel(on: .immediate) {}, parent.map(on: .immediate) { $0 }, parent.map(on: .immediate) { $0 })
+        }
+        built.0.requestCancel()
+        built.0.requestCancel()
+        built.1.requestCancel()
+        #expect(requests.values.isEmpty, "the third child is still interested")
+        built.2.requestCancel()
+        #expect(requests.count == 1)
+    }
+
     @Test("a parent with a second observer that never cancels is not cancelled (D2)")
     func secondObserverBlocksPropagation() {
         let (children, resolver, requests) = withSealedParent(IntPromise.self) { parent in
@@ -198,6 +224,24 @@ struct CancellationPropagationTests {
         outer.requestCancel()
         #expect(innerRequests.values == ["inner"])
         #expect(requests.values.isEmpty, "the parent is already fulfilled")
+    }
+
+    @Test("an inner promise whose handle is still held is cancelled through flatMap only once the handle goes (D3)")
+    func flatMapInnerWithLiveHandle() {
+        let innerRequests = Recorder<String>()
+        var innerHandle: IntPromise?
+        let innerResolver: IntPromise.Resolver
+        (innerHandle, innerResolver) = IntPromise.makeWithResolver()
+        innerResolver.onRequestCancel(on: .immediate) { _ in innerRequests.record("inner") }
+        let (outer, resolver, _) = withSealedParent(IntPromise.self) { parent in
+            parent.flatMap(on: .immediate) { [innerHandle] _ in innerHandle! }
+        }
+        resolver.fulfill(with: 1)
+        outer.requestCancel()
+        #expect(innerRequests.values.isEmpty, "the test still holds the inner promise")
+        innerHandle = nil
+        #expect(innerRequests.values == ["inner"])
+        withExtendedLifetime(innerResolver) {}
     }
 
     @Test("an inner promise with another observer is not cancelled through flatMap (D3)")

@@ -33,7 +33,7 @@ struct ConcurrencyStressTests {
 
     @Test("racing fulfil, requestCancel, registration and result reads runs every callback exactly once (B1, K1, K3)")
     func raceResolveRegisterCancel() async {
-        let rounds = 300
+        let rounds = 1000
         let perThread = 12
         let callbackQueue = makeTaggedQueue("stress.callbacks")
         let calls = Recorder<Call>()
@@ -118,7 +118,7 @@ struct ConcurrencyStressTests {
 
     @Test("children requesting cancellation from several threads ask the sealed parent exactly once (D1, K1)")
     func racingChildCancelRequests() async {
-        let rounds = 300
+        let rounds = 2000
         let tallies = Recorder<Int>()
         await Self.race(rounds: rounds) { _ in
             let (children, resolver, parentRequests) = withSealedParent(IntPromise.self) { parent in
@@ -144,7 +144,7 @@ struct ConcurrencyStressTests {
 
     @Test("invalidation racing resolution: each guarded callback runs at most once and each child resolves once (E1, K1)")
     func invalidationRacingResolution() async {
-        let rounds = 300
+        let rounds = 2000
         let ran = Recorder<Int>()
         let outcomes = Recorder<String>()
         await Self.race(rounds: rounds) { round in
@@ -176,6 +176,43 @@ struct ConcurrencyStressTests {
                 #expect(result == "cancelled")
             }
         }
+    }
+}
+
+extension ConcurrencyStressTests {
+    @Test("registrations racing invalidations on one token are never lost (E5, K1)")
+    func tokenRegistrationsRacingInvalidation() async {
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let requested = Recorder<Int>()
+        let kept = Locked<[IntPromise]>([])
+        let perThread = 500
+        await Self.race(rounds: 1) { _ in
+            var work: [@Sendable () -> Void] = (0..<3).map { thread in
+                {
+                    for index in 0..<perThread {
+                        let id = thread * perThread + index
+                        let (promise, resolver) = IntPromise.makeWithResolver()
+                        resolver.onRequestCancel(on: .immediate) { _ in requested.record(id) }
+                        kept.withLock { $0.append(promise) }
+                        token.requestCancelOnInvalidate(promise)
+                    }
+                }
+            }
+            work.append {
+                for _ in 0..<200 { token.invalidate() }
+            }
+            work.append {
+                for _ in 0..<200 { token.cancelWithoutInvalidating() }
+            }
+            return work
+        }
+        // Whatever the racing invalidations took, one more takes the rest.
+        token.invalidate()
+        let ids = requested.values
+        #expect(ids.count == 3 * perThread)
+        #expect(Set(ids).count == 3 * perThread)
+        #expect(InvalidationTokenTests.callbackNodes(token) == 0)
+        withExtendedLifetime(kept.value) {}
     }
 }
 

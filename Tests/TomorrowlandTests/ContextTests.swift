@@ -78,13 +78,50 @@ struct ContextTests {
             ran.record("registered")
         }
         await drain(queue)
-        guard let child = done.value else {
-            Issue.record("no child")
-            return
+        let child = done.value
+        #expect(child != nil, "no child")
+        if let child {
+            let result = await waitForResult(child)
+            #expect(result == .value(1))
         }
-        #expect(await waitForResult(child) == .value(1))
         // `.auto` off the main thread is a global queue: never the registering queue, never inline.
         #expect(ran.values == ["registered", nil])
+    }
+
+    // MARK: Contract shared by every asynchronous context
+
+    enum AsynchronousContext: String, CaseIterable, Sendable {
+        case main, background, utility, `default`, userInitiated, userInteractive, queue, operationQueue, executor
+
+        func make() -> PromiseContext {
+            switch self {
+            case .main: .main
+            case .background: .background
+            case .utility: .utility
+            case .default: .default
+            case .userInitiated: .userInitiated
+            case .userInteractive: .userInteractive
+            case .queue: .queue(makeTaggedQueue("context.contract"))
+            case .operationQueue: .operationQueue(OperationQueue())
+            case .executor: .executor(SerialQueueExecutor(tag: "context.contract.executor"))
+            }
+        }
+    }
+
+    @Test("an asynchronous context never runs a callback inside the registering call, even on a resolved promise (B1)",
+          arguments: AsynchronousContext.allCases)
+    func asynchronousContextsNeverRunInline(kind: AsynchronousContext) async {
+        let context = kind.make()
+        let registeringThread = currentThreadID()
+        let registering = Locked(true)
+        let ranInline = Recorder<Bool>()
+        let child = IntPromise(fulfilled: 1).map(on: context) { value -> Int in
+            ranInline.record(registering.value && currentThreadID() == registeringThread)
+            return value + 1
+        }
+        registering.value = false
+        #expect(await waitForResult(child) == .value(2))
+        #expect(ranInline.values == [false])
     }
 
     // MARK: B5: .immediate

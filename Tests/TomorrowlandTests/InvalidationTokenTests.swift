@@ -138,6 +138,25 @@ struct InvalidationTokenTests {
         #expect(Self.callbackNodes(token) == 0, "registrations are used up by an invalidation")
     }
 
+    @Test("invalidate bumps the generation before it requests cancellation (E5)")
+    func invalidateBumpsGenerationFirst() {
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let ran = Recorder<String>()
+        let (promise, resolver) = IntPromise.makeWithResolver()
+        // The cancel handler fulfils instead: the callback registered with the token must still
+        // see the new generation, because the request comes after the bump.
+        resolver.onRequestCancel(on: .immediate) { $0.fulfill(with: 1) }
+        let child = promise.map(on: .immediate, token: token) { value -> Int in
+            ran.record("callback")
+            return value
+        }
+        token.requestCancelOnInvalidate(promise)
+        token.invalidate()
+        #expect(promise.result == .value(1))
+        #expect(ran.values.isEmpty)
+        #expect(child.result == .cancelled)
+    }
+
     @Test("Promise.requestCancelOnInvalidate registers the receiver and returns it (E5)")
     func promiseRequestCancelOnInvalidate() {
         let token = PromiseInvalidationToken(invalidateOnDeinit: false)
@@ -312,6 +331,27 @@ struct InvalidationTokenTests {
         child.requestCancelOnInvalidate(promise)
         parent.cancelWithoutInvalidating()
         #expect(requests.values == ["child's"])
+    }
+
+    @Test("a token chained while its parent is invalidating is not invalidated in that round (E7)")
+    func chainSnapshotIsTakenBeforeCallingOut() {
+        let parent = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let late = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let ran = Recorder<String>()
+        let (observed, observedResolver) = IntPromise.makeWithResolver()
+        _ = observed.then(on: .immediate, token: late) { _ in ran.record("late token's callback") }
+        let (registered, registeredResolver) = IntPromise.makeWithResolver()
+        registeredResolver.onRequestCancel(on: .immediate) { _ in late.chainInvalidation(from: parent) }
+        parent.requestCancelOnInvalidate(registered)
+        parent.invalidate()
+        observedResolver.fulfill(with: 1)
+        #expect(ran.values == ["late token's callback"], "the chain list was read before calling out")
+        let (next, nextResolver) = IntPromise.makeWithResolver()
+        _ = next.then(on: .immediate, token: late) { _ in ran.record("suppressed") }
+        parent.invalidate()
+        nextResolver.fulfill(with: 2)
+        #expect(ran.values == ["late token's callback"], "later invalidations do reach it")
+        withExtendedLifetime(registered) {}
     }
 
     @Test("chaining does not retain the child: it can still invalidate on deinit (E7)")

@@ -119,7 +119,7 @@ struct ReleaseOnContextTests {
     func releasedOnQueueUnderRace() async {
         let queue = makeTaggedQueue("release.race")
         let deaths = Recorder<DeinitSpy.Death>()
-        let iterations = 200
+        let iterations = 1000
         for _ in 0..<iterations {
             let (promise, resolver) = IntPromise.makeWithResolver()
             _ = promise.then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
@@ -127,15 +127,15 @@ struct ReleaseOnContextTests {
             resolver.fulfill(with: 1)
         }
         #expect(await eventually { deaths.count == 2 * iterations })
-        let offQueue = deaths.values.filter { $0.queueTag != "release.race" }
-        #expect(offQueue.isEmpty, "\(offQueue.count) of \(2 * iterations) callbacks were released off their queue")
+        let offQueue = deaths.values.filter { $0.queueTag != "release.race" }.count
+        #expect(offQueue == 0, "\(offQueue) of \(2 * iterations) callbacks were released off their queue")
     }
 
     @Test("cancelRequested is released on its queue even when it runs before requestCancel returns (B7, D8)")
     func cancelRequestedReleasedOnQueueUnderRace() async {
         let queue = makeTaggedQueue("release.cancelRace")
         let deaths = Recorder<DeinitSpy.Death>()
-        let iterations = 200
+        let iterations = 2000
         var parents: [IntPromise] = []
         for _ in 0..<iterations {
             let (parent, _) = IntPromise.makeWithResolver()
@@ -144,8 +144,8 @@ struct ReleaseOnContextTests {
             propagating.requestCancel()
         }
         #expect(await eventually { deaths.count == iterations })
-        let offQueue = deaths.values.filter { $0.queueTag != "release.cancelRace" }
-        #expect(offQueue.isEmpty, "\(offQueue.count) of \(iterations) cancelRequested callbacks were released off their queue")
+        let offQueue = deaths.values.filter { $0.queueTag != "release.cancelRace" }.count
+        #expect(offQueue == 0, "\(offQueue) of \(iterations) cancelRequested callbacks were released off their queue")
         withExtendedLifetime(parents) {}
     }
 
@@ -209,6 +209,29 @@ struct ReleaseOnContextTests {
         #expect(deaths.values.isEmpty)
         tail = nil
         #expect(await eventually { deaths.count == 1 }, "the value outlived every promise that held it")
+    }
+
+    @Test("a chain cancelled through propagation frees its promises and callbacks once the handles are gone (issue 6)")
+    func propagatedCancellationFreesTheChain() async {
+        let deaths = Recorder<DeinitSpy.Death>()
+        var tail: IntPromise? = {
+            let parent = IntPromise(on: .immediate) { [spy = DeinitSpy("work", reportingTo: deaths)] resolver in
+                // Like real work: the cancel handler holds the resolver until the promise resolves.
+                resolver.onRequestCancel(on: .immediate) { _ in
+                    spy.touch()
+                    resolver.cancel()
+                }
+            }
+            return parent
+                .map(on: .immediate) { [spy = DeinitSpy("map", reportingTo: deaths)] value -> Int in spy.touch(); return value }
+                .then(on: .immediate) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in spy.touch() }
+        }()
+        #expect(deaths.values.isEmpty)
+        tail?.requestCancel()
+        #expect(tail?.result == .cancelled)
+        tail = nil
+        #expect(await eventually { deaths.count == 3 })
+        #expect(Set(deaths.values.map(\.name)) == ["work", "map", "then"])
     }
 
     @Test("a promise kept alive by its own onRequestCancel closure is freed once cancelled")

@@ -178,6 +178,25 @@ struct ResolverTests {
         #expect(calls.values == ["resolver.handler"])
     }
 
+    @Test("a .nowOr(q) handler on a pending promise is dispatched to q, not run inline (C2)")
+    func nowOrHandlerIsDispatched() async {
+        let (promise, resolver) = IntPromise.makeWithResolver()
+        let queue = makeTaggedQueue("resolver.nowOrHandler")
+        let calls = Recorder<String>()
+        resolver.onRequestCancel(on: .nowOr(.queue(queue))) { _ in
+            calls.record("handler on \(currentQueueTag ?? "-") now=\(PromiseContext.isExecutingNow)")
+        }
+        // Hold the queue so that a dispatched handler cannot run before "requested" is recorded;
+        // a handler run inline would be recorded first.
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        promise.requestCancel()
+        calls.record("requested")
+        gate.signal()
+        await drain(queue)
+        #expect(calls.values == ["requested", "handler on resolver.nowOrHandler now=false"])
+    }
+
     @Test("onRequestCancel after a request or cancellation runs at once; after a value it never runs (C3)")
     func lateOnRequestCancelRegistration() async {
         let calls = Recorder<String>()
@@ -256,6 +275,18 @@ struct ResolverTests {
             return promise.cancellable
         }()
         dangling.requestCancel()
+    }
+
+    @Test("PromiseCancellable does not keep the promise alive (C4, §1.4)")
+    func cancellableIsWeak() {
+        let seen = Recorder<String>()
+        let cancellable: PromiseCancellable = {
+            let promise = IntPromise(on: .immediate) { _ in }
+            promise.tap(on: .immediate) { seen.record(describe($0)) }
+            return promise.cancellable
+        }()
+        #expect(seen.values == ["cancelled"], "the promise died although a cancellable still refers to it")
+        cancellable.requestCancel()
     }
 
     // MARK: L1: handleCallback.
@@ -382,11 +413,12 @@ struct ResolverTests {
         await drain(queue)
         await drain(queue)
         #expect(ran.values == ["after init", "handler on resolver.init"])
-        guard let promise = made.value else {
-            Issue.record("the promise was not created")
-            return
+        let promise = made.value
+        #expect(promise != nil, "the promise was not created")
+        if let promise {
+            let result = await waitForResult(promise)
+            #expect(result == .value(4))
         }
-        #expect(await waitForResult(promise) == .value(4))
     }
 
     @Test("a throwing handler rejects with the thrown error (A5)")

@@ -5,7 +5,7 @@ import Tomorrowland
 
 /// Records labels in the order work runs.
 private final class EventLog: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = LockedValue<[String]>([])
     var events: [String] { storage.withLock { $0 } }
     func record(_ event: String) { storage.withLock { $0.append(event) } }
 }
@@ -103,7 +103,7 @@ struct SchedulingCoreTests {
 
     @Test func currentTimeIsEachTimersDeadlineWhileItIsHandedOutThenTheTarget() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let seen = Mutex<[UInt64]>([])
+        let seen = LockedValue<[UInt64]>([])
         for deadline: UInt64 in [30, 10, 20] {
             _ = core.schedule(at: deadline, .closure {})
         }
@@ -237,8 +237,8 @@ struct SchedulingCoreTests {
 
     @Test func aTimerCancellingItselfWhileRunningIsANoOp() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let result = Mutex<Bool?>(nil)
-        let id = Mutex<SchedulingCore.TimerID?>(nil)
+        let result = LockedValue<Bool?>(nil)
+        let id = LockedValue<SchedulingCore.TimerID?>(nil)
         id.withLock { $0 = core.schedule(at: 1, .closure { let removed = core.cancel(id.withLock { $0! }) != nil; result.withLock { $0 = removed } }) }
         drain(core, until: 1)
         #expect(result.withLock { $0 } == false)

@@ -1,8 +1,9 @@
+import Tomorrowland
 import Synchronization
 
 /// Records labels in the order work runs; safe from any thread.
 final class EventLog: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = LockedValue<[String]>([])
 
     var events: [String] { storage.withLock { $0 } }
 

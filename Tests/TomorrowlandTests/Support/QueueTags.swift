@@ -28,3 +28,8 @@ private func dispatchQueueGetLabel(_ queue: OpaquePointer?) -> UnsafePointer<CCh
 var currentDispatchQueueLabel: String {
     String(cString: dispatchQueueGetLabel(nil))
 }
+
+/// An identifier of the calling thread (its pthread handle).
+func currentThreadID() -> UInt {
+    UInt(pthread_self())
+}

@@ -41,27 +41,27 @@ final class SerialQueueExecutor: PromiseExecutor {
 
     /// Work waiting for its deadline; cancelling drops (and releases) it.
     private final class ScheduledWork: PromiseScheduledWork {
-        private let work: Mutex<(@Sendable () -> Void)?>
+        private let work: Locked<(@Sendable () -> Void)?>
 
         init(_ work: @escaping @Sendable () -> Void) {
-            self.work = Mutex(work)
+            self.work = Locked(work)
+        }
+
+        /// Takes the work out (so that it runs at most once) and releases it outside the lock.
+        private func take() -> (@Sendable () -> Void)? {
+            work.withLock { work in
+                let taken = work
+                work = nil
+                return taken
+            }
         }
 
         func run() {
-            let taken = work.withLock { work in
-                let taken = work
-                work = nil
-                return taken
-            }
-            taken?()
+            take()?()
         }
 
         func cancel() {
-            _ = work.withLock { work in
-                let taken = work
-                work = nil
-                return taken
-            }
+            _ = take()
         }
     }
 }

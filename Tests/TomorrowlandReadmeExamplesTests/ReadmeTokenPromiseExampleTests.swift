@@ -1,5 +1,4 @@
-// Belongs in Tests/TomorrowlandReadmeExamplesTests once `TokenPromise` / `withToken(_:)` exist
-// (issue 6): the README's second `loadModel()`, rewritten with `withToken`.
+// The README's second `loadModel()`, rewritten with `TokenPromise` (`withToken(_:)`).
 import Foundation
 import Testing
 import Tomorrowland
