@@ -34,7 +34,7 @@ test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_BUILD_FLAGS)
 
 demo: deps
-	$(SWIFT) run -c release TomorrowlandDemo
+	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
 # The benchmarks are a package of their own (Benchmarks/Package.swift, which depends on SwiftNIO),
 # so the library's own build never resolves NIO. `make bench` builds it in release, runs every

@@ -30,15 +30,21 @@ let package = Package(
         ),
         .target(
             name: "TomorrowlandLoop",
-            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport"]
+            dependencies: ["Tomorrowland", "CLibevent", "CTomorrowlandLoopSupport", "CTomorrowlandSupport"]
         ),
         .target(
             name: "TomorrowlandTesting",
             dependencies: ["Tomorrowland"]
         ),
+        // The demo `make demo` runs.
+        .executableTarget(
+            name: "TomorrowlandDemo",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/TomorrowlandDemo"
+        ),
         .testTarget(
             name: "TomorrowlandTests",
-            dependencies: ["Tomorrowland"]
+            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
         // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
         // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop

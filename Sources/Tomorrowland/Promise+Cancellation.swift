@@ -69,10 +69,10 @@ extension Promise {
         // The handler holds the child (and its handle) until the child resolves: it keeps itself
         // alive, and the handler is released at resolution. `handle` crosses to `context` only
         // to be handed to `cancelRequested`, as Tomorrowland does.
-        child.addCancelHandler(.user(context) { _ in
+        child.addCancelHandler(.user(context, UserCancelHandler { _ in
             cancelRequested(handle.wrapped)
             upstream.reference.load()?.removeObserver()
-        })
+        }))
         child.seal()
         box.register(child.pipeNode())
         return promise

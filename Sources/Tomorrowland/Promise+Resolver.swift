@@ -57,9 +57,9 @@ extension Promise {
         /// - Note: `callback` is released once the promise resolves, wherever that happens.
         @preconcurrency
         public func onRequestCancel(on context: PromiseContext, _ callback: @escaping @Sendable (Resolver) -> Void) {
-            box.addCancelHandler(.user(context) { core in
+            box.addCancelHandler(.user(context, UserCancelHandler { core in
                 callback(Resolver(box: unsafeDowncast(core, to: PromiseBox<Value, Error>.self)))
-            })
+            }))
         }
 
         /// Whether cancellation was requested, or the promise was cancelled.

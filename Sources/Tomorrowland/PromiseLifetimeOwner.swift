@@ -1,5 +1,5 @@
 /// An object whose death cancels the promises tied to it with
-/// ``Promise/requestCancelOnDeinit(_:)-(PromiseLifetimeOwner)``, at the moment it dies.
+/// ``Promise/requestCancelOnDeinit(_:)``, at the moment it dies.
 ///
 /// Tomorrowland on Apple platforms hooks any object's deallocation through the Objective-C
 /// runtime; Linux has no such hook. Give the object a token instead: its death destroys the token,
@@ -16,26 +16,23 @@ public protocol PromiseLifetimeOwner: AnyObject {
 }
 
 extension Promise {
-    /// Requests cancellation of this promise when `owner` is deallocated, at that moment.
-    ///
-    /// - Returns: This promise.
-    @discardableResult
-    public func requestCancelOnDeinit(_ owner: some PromiseLifetimeOwner) -> Promise<Value, Error> {
-        owner.promiseLifetimeToken.requestCancelOnInvalidate(self)
-        return self
-    }
-
     /// Requests cancellation of this promise once `object` has been deallocated.
     ///
-    /// - Important: Linux cannot observe the deallocation of an arbitrary object, so this form
-    ///   watches `object` weakly and requests the cancellation within
+    /// When `object` conforms to ``PromiseLifetimeOwner``, the request is made at the moment it
+    /// dies, through its token, as Tomorrowland does on Apple platforms.
+    ///
+    /// - Important: Linux cannot observe the deallocation of an arbitrary object, so for any
+    ///   other object this watches `object` weakly and requests the cancellation within
     ///   ``DeinitWatcher/sweepInterval`` of its death, from a utility queue. When the moment
-    ///   matters, conform the object to ``PromiseLifetimeOwner``: the overload for such objects
-    ///   cancels synchronously.
+    ///   matters, conform the object to ``PromiseLifetimeOwner``.
     /// - Returns: This promise.
     @discardableResult
     public func requestCancelOnDeinit(_ object: AnyObject) -> Promise<Value, Error> {
-        DeinitWatcher.shared.watch(object, cancelling: cancellable)
+        if let owner = object as? any PromiseLifetimeOwner {
+            owner.promiseLifetimeToken.requestCancelOnInvalidate(self)
+        } else {
+            DeinitWatcher.shared.watch(object, cancelling: cancellable)
+        }
         return self
     }
 }

@@ -22,7 +22,7 @@ extension EventLoop {
     ///   loop, from inside the loop's own work, or after ``shutdown()`` is a precondition failure.
     public func run() {
         claimDriver("run()")
-        drive()
+        drive { false }
     }
 
     /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
@@ -36,12 +36,14 @@ extension EventLoop {
             // Another thread (a shutdown() in progress) holds the loop for a moment.
             sched_yield()
         }
-        drive()
+        drive { false }
         return !isShutdownComplete
     }
 
     /// The body of ``run()``, for a thread that holds the driver role; releases it at the end.
-    private func drive() {
+    /// Returns after a tick that ends with a ``stop()`` request (consumed) or with `isDone` true,
+    /// or after shutdown.
+    func drive(until isDone: () -> Bool) {
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
             attachMainQueueIfOnMainThread()
@@ -52,11 +54,11 @@ extension EventLoop {
                     tearDown()
                     return
                 }
-                if stopRequested.exchange(false, ordering: .acquiringAndReleasing) { return }
+                if stopRequested.exchange(false, ordering: .acquiringAndReleasing) || isDone() { return }
                 if core.readyCount > 0 || !prepareToBlock() {
                     // More is ready (the round's budget ran out, or other threads submitted):
                     // poll descriptors without blocking, then tick again.
-                    event_base_loop(base, EVLOOP_NONBLOCK)
+                    event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK)
                 } else {
                     armTimer()
                     event_base_loop(base, EVLOOP_ONCE)
@@ -69,8 +71,12 @@ extension EventLoop {
     /// submits), every timer due by now, ready descriptors and delivered signals, and, on the main
     /// thread, `DispatchQueue.main`.
     ///
-    /// Returns when a poll of the `event_base` finds nothing, a tick runs nothing, and no other
-    /// thread has submitted work in the meantime. Work runs on the calling thread.
+    /// Each round polls the `event_base` once without blocking (running the handlers of ready
+    /// watchers), then runs a tick. Returns after the first round whose tick ran nothing, when no
+    /// other thread has submitted work in the meantime. Work runs on the calling thread.
+    ///
+    /// A descriptor that stays ready and whose handler keeps queueing work keeps this busy, like
+    /// work that keeps resubmitting itself.
     ///
     /// - Important: Same rules as ``run()``: one driving thread at a time, not from inside the
     ///   loop's own work, not after ``shutdown()``.
@@ -81,16 +87,16 @@ extension EventLoop {
             attachMainQueueIfOnMainThread()
             defer { detachMainQueue() }
             while true {
-                let callbacksBefore = watcherCallbackCount
-                event_base_loop(base, EVLOOP_NONBLOCK)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK)
                 let ran = runTick()
                 if shutdownRequested {
                     tearDown()
                     return
                 }
-                if !ran && watcherCallbackCount == callbacksBefore && core.readyCount == 0 && prepareToBlock() {
-                    break
-                }
+                // Watcher handlers that ran during the poll do not count as progress by
+                // themselves: a descriptor that stays ready (a writable pipe) would never let
+                // this return. Work they queued does.
+                if !ran && core.readyCount == 0 && prepareToBlock() { break }
             }
             // The host may run the base next (borrowed loops): the timer must be armed for it.
             armTimer()

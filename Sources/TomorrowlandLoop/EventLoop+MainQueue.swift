@@ -43,7 +43,6 @@ extension EventLoop {
     /// thread.
     private func handleMainQueue(_ descriptor: Int32) {
         withCallbackEntered {
-            watcherCallbackCount += 1
             var value: eventfd_t = 0
             // Read first: if the drain leaves blocks behind, libdispatch signals again.
             _ = eventfd_read(descriptor, &value)

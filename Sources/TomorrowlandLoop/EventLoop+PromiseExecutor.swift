@@ -32,7 +32,27 @@ extension EventLoop: PromiseExecutor {
     /// Schedules a timer and returns its concrete handle.
     func scheduleTimer(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
         let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
+        return scheduleTimer(atDeadline: overflow ? UInt64.max : sum, work)
+    }
+
+    /// Schedules a timer unless the loop was shut down (nil then), for the loop's promise forms.
+    func scheduleTimer(after delay: Duration, ifOpen: Bool, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork? {
+        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
         let deadline = overflow ? UInt64.max : sum
+        let handle = EventLoopScheduledWork(loop: self)
+        let timerWork = LoopWork.closure {
+            if handle.begin() { work() }
+        }
+        // Unowned: only the loop runs this, and work left in a dead loop's queue is released unrun.
+        let accepted = performOnLoop { [unowned self] in
+            guard handle.isPending, !isShuttingDown else { return }
+            handle.timerID = core.schedule(at: deadline, timerWork)
+        }
+        return accepted ? handle : nil
+    }
+
+    /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle.
+    func scheduleTimer(atDeadline deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
         let handle = EventLoopScheduledWork(loop: self)
         // The timer's work checks the handle first: an off-loop cancel marks the handle before
         // the loop has removed the timer.
@@ -46,7 +66,9 @@ extension EventLoop: PromiseExecutor {
             handle.timerID = core.schedule(at: deadline, timerWork)
         } else {
             enqueue(
-                .closure { [self] in
+                // Unowned: only the loop runs this; a dead loop releases it unrun, so queued
+                // work never keeps a loop alive.
+                .closure { [unowned self] in
                     guard handle.isPending else { return }
                     handle.timerID = core.schedule(at: deadline, timerWork)
                 })

@@ -16,16 +16,16 @@ extension EventLoop {
     ///    without being called again, and a promise form waiting on one (``readable(_:)``,
     ///    ``writable(_:)``, ``signal(_:)``) is rejected with ``EventLoopError/shutDown``. New
     ///    watchers are refused with that error from now on.
-    /// 2. **Pending timers** are cancelled without running: their work is released (so a promise
-    ///    whose resolver only that work held is cancelled as the resolver goes away), and
-    ///    ``sleep(for:)`` promises are rejected with ``EventLoopError/shutDown``. Cancelling their
-    ///    handles afterwards does nothing.
+    /// 2. **Pending timers** are cancelled without running: their work is released, so
+    ///    ``sleep(for:)`` promises are cancelled, and so is any promise whose storage only that
+    ///    work kept alive. Cancelling their handles afterwards does nothing.
     /// 3. **Ready work runs**: everything already submitted, from any thread, and what that work
     ///    submits, in FIFO order, in rounds, for at most 1000 rounds. Timers scheduled meanwhile
     ///    are cancelled as in step 2.
     /// 4. The loop **closes**: from now on ``execute(_:)`` and ``schedule(after:_:)`` are
     ///    precondition failures. Work that still arrived during step 3's last round (or past the
-    ///    round limit) is released without running.
+    ///    round limit) is released without running (a Swift Concurrency job released this way
+    ///    never resumes its task: shut a loop down only after the tasks that prefer it are done).
     /// 5. libevent objects are freed in dependency order (events, then the base if the loop owns
     ///    it); a borrowed base is left to its owner. The loop gives up signal ownership.
     ///

@@ -154,11 +154,14 @@ extension EventLoop {
     }
 
     /// Runs `body` on the loop's thread: now if this is it (or if the loop owns its base and no
-    /// thread drives it), else through the inbox. Does nothing after shutdown.
-    func performOnLoop(_ body: @escaping @Sendable () -> Void) {
+    /// thread drives it), else through the inbox. Returns false, without running `body`, after
+    /// shutdown.
+    @discardableResult
+    func performOnLoop(_ body: @escaping @Sendable () -> Void) -> Bool {
         if inEventLoop {
+            if isShutDown { return false }
             body()
-            return
+            return true
         }
         // A borrowed base may be inside the host's `event_base_loop` on another thread even when
         // no thread holds `driver`: only hop there, never touch the base from here.
@@ -167,17 +170,17 @@ extension EventLoop {
             if driver.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
                 defer { releaseDriver() }
                 ExecutionFlags.running(on: self) { body() }
-                return
+                return true
             }
         }
-        _ = enqueueIfOpen(body)
+        return enqueueIfOpen(body)
     }
 }
 
 /// Which loop receives signals: libevent's signal machinery is process-global (one `event_base`
 /// at a time), so the first loop to watch a signal owns delivery until it shuts down.
 enum SignalOwnership {
-    private static let owner = Mutex<ObjectIdentifier?>(nil)
+    private static let owner = LockedValue<ObjectIdentifier?>(nil)
 
     /// Makes `loop` the owner, or throws if another loop is.
     static func claim(for loop: EventLoop) throws {

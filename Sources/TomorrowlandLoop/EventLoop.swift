@@ -51,7 +51,7 @@ public final class EventLoop: @unchecked Sendable {
     let wakeupDescriptor: Int32
 
     /// Work from other threads, and the requests that must cross threads.
-    let inbox = Mutex(Inbox())
+    let inbox = PthreadLocked(Inbox())
     /// The `pthread_t` of the thread driving the loop, 0 when none, ``closedMarker`` after
     /// shutdown.
     let driver = Atomic<UInt>(0)
@@ -59,31 +59,31 @@ public final class EventLoop: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
 
     // MARK: Loop-confined state
+    //
+    // `@exclusivity(unchecked)`: only the driving thread touches these, never with overlapping
+    // accesses, and the dynamic exclusivity check showed up in profiles of the submit path.
 
     /// Ready work and timers, ordered by (deadline, sequence).
     let core: SchedulingCore
     /// The array swapped with the inbox's, so that taking the inbox allocates nothing.
-    var spareInboxWork: [LoopWork] = []
+    @exclusivity(unchecked) var spareInboxWork: [LoopWork] = []
     /// The persistent read event on ``wakeupDescriptor``.
-    var wakeupEvent: OpaquePointer?
+    @exclusivity(unchecked) var wakeupEvent: OpaquePointer?
     /// The one libevent timer, armed for the core's earliest timer deadline.
-    var timerEvent: OpaquePointer?
+    @exclusivity(unchecked) var timerEvent: OpaquePointer?
     /// The deadline ``timerEvent`` is armed for, nil when it is not armed.
-    var armedDeadline: UInt64?
+    @exclusivity(unchecked) var armedDeadline: UInt64?
     /// The read event on libdispatch's main-queue descriptor, while a drive runs on the main
     /// thread.
-    var mainQueueEvent: OpaquePointer?
+    @exclusivity(unchecked) var mainQueueEvent: OpaquePointer?
     /// Live watchers, keeping the objects libevent's callback arguments point to alive.
-    var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
-    /// Counts libevent callbacks that ran user code, so ``runUntilIdle()`` knows a poll did
-    /// something.
-    var watcherCallbackCount = 0
+    @exclusivity(unchecked) var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
     /// Shutdown was asked for and happens when the current drive step ends.
-    var shutdownRequested = false
+    @exclusivity(unchecked) var shutdownRequested = false
     /// Shutdown has started: the loop drains, and accepts no new watchers.
-    var isShuttingDown = false
+    @exclusivity(unchecked) var isShuttingDown = false
     /// Shutdown completed: every libevent object of this loop is freed.
-    var isShutDown = false
+    @exclusivity(unchecked) var isShutDown = false
 
     /// The driver value after shutdown, which no thread can have.
     static let closedMarker = UInt.max
@@ -172,8 +172,9 @@ public final class EventLoop: @unchecked Sendable {
     /// pending.
     ///
     /// Safe from any thread and from inside the loop's own work. The request is sticky: if no
-    /// ``run()`` is in progress, the next one returns after its first tick. It has no effect on a
-    /// host that runs a borrowed base itself (stop the host's base instead).
+    /// ``run()`` is in progress, the next one returns after its first tick. A host that runs a
+    /// borrowed base itself is not stopped (stop the host's base instead); the request then
+    /// waits for the next ``run()``. ``run(until:)`` ignores it.
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
         if !inEventLoop {

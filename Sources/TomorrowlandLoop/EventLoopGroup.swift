@@ -7,8 +7,9 @@ import Tomorrowland
 /// one core.
 ///
 /// Hand out loops with ``next()`` (round-robin); each loop keeps the single-threaded rules (its
-/// work runs on its own thread, in order). End the group with ``syncShutdownGracefully()`` or
-/// ``shutdownGracefully(queue:_:)``.
+/// work runs on its own thread, in order). End the group with ``syncShutdownGracefully()``,
+/// ``shutdownGracefully()`` or ``shutdownGracefully(queue:_:)``: a group that is never shut down
+/// keeps its threads (and their loops) until the process exits.
 public final class EventLoopGroup: Sendable {
     /// The group's loops, in creation order.
     public let loops: [EventLoop]
@@ -53,6 +54,18 @@ public final class EventLoopGroup: Sendable {
             "EventLoopGroup.syncShutdownGracefully() called on one of the group's own loops, which would wait for itself; use shutdownGracefully(queue:_:)")
         for loop in loops { loop.shutdown() }
         threadsDone.wait()
+    }
+
+    /// Shuts every loop down and returns a promise fulfilled once every thread of the group has
+    /// exited.
+    ///
+    /// Returns at once; safe from any thread, including the group's own loops. The promise is
+    /// fulfilled on a Dispatch global queue, so register callbacks on a context that outlives the
+    /// group (not on one of its loops).
+    public func shutdownGracefully() -> Promise<Void, NoError> {
+        let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
+        shutdownGracefully(queue: .global()) { resolver.fulfill(with: ()) }
+        return promise
     }
 
     /// Shuts every loop down and calls `callback` on `queue` once every thread has exited.

@@ -4,8 +4,7 @@ import Tomorrowland
 /// The handle ``EventLoop/schedule(after:_:)`` returns: cancels one timer.
 final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
     // `@unchecked Sendable`: `state` is atomic; `timerID` is loop-confined (read and written only
-    // by the thread driving `loop`); `loop` is written once, in `init`, and weak references are
-    // safe to read from any thread.
+    // by the thread driving `loop`); `loop` is immutable and thread-safe.
 
     private enum State: UInt8 {
         case pending = 0
@@ -13,14 +12,20 @@ final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
         case cancelled = 2
     }
 
-    /// Weak, so that a timer's work (which holds this handle) never keeps its loop alive.
-    private weak var loop: EventLoop?
+    /// Not a strong reference, so that a timer's work (which holds this handle) never keeps its
+    /// loop alive; not `weak`, which would slow every retain of the loop (see
+    /// ``UnownedLoopReference``).
+    private let loop: UnownedLoopReference
     private let state = Atomic<UInt8>(State.pending.rawValue)
     /// The timer in the loop's core, once scheduled there; loop-confined.
-    var timerID: SchedulingCore.TimerID?
+    @exclusivity(unchecked) var timerID: SchedulingCore.TimerID?
 
     init(loop: EventLoop) {
-        self.loop = loop
+        self.loop = UnownedLoopReference(loop)
+    }
+
+    deinit {
+        loop.release()
     }
 
     /// Whether neither `begin()` nor `cancel()` has happened.
@@ -41,13 +46,13 @@ final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
         guard
             state.compareExchange(
                 expected: State.pending.rawValue, desired: State.cancelled.rawValue, ordering: .acquiringAndReleasing
-            ).exchanged, let loop
+            ).exchanged, let loop = loop.load()
         else { return }
         if loop.inEventLoop {
             removeTimer(from: loop)
         } else {
             // After shutdown the timer is already gone, and there is nothing to do.
-            _ = loop.enqueueIfOpen { [self] in removeTimer(from: loop) }
+            _ = loop.enqueueIfOpen { [self, unowned loop] in removeTimer(from: loop) }
         }
     }
 

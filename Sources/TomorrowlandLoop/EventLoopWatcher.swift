@@ -4,6 +4,7 @@ import Tomorrowland
 
 /// Readiness a descriptor watcher waits for or reports.
 public struct IOEvents: OptionSet, Sendable, Hashable {
+    /// The bits of the set: `1` for readable, `2` for writable.
     public let rawValue: UInt8
 
     /// Creates a set from its raw value.
@@ -38,11 +39,12 @@ public struct IOEvents: OptionSet, Sendable, Hashable {
 /// The loop keeps a registered watcher alive (the handle need not be stored); the watcher holds
 /// its loop weakly.
 public final class EventLoopWatcher: @unchecked Sendable {
-    // `@unchecked Sendable`: `cancelled` is atomic; `loop` is written once, in `init` (weak
-    // references are safe to read from any thread); `event`, `handler` and `onShutdown` are
-    // loop-confined: only the thread driving the loop touches them.
+    // `@unchecked Sendable`: `cancelled` is atomic; `loop` is immutable and thread-safe;
+    // `event`, `handler` and `onShutdown` are loop-confined: only the thread driving the loop
+    // touches them.
 
-    private weak var loop: EventLoop?
+    /// Does not keep the loop alive (see ``UnownedLoopReference``).
+    private let loop: UnownedLoopReference
     private let cancelled = Atomic<Bool>(false)
     /// The libevent event, freed when the watcher is removed; loop-confined.
     var event: OpaquePointer?
@@ -55,9 +57,13 @@ public final class EventLoopWatcher: @unchecked Sendable {
     let isOneShot: Bool
 
     init(loop: EventLoop, isOneShot: Bool, handler: @escaping (Int16) -> Void) {
-        self.loop = loop
+        self.loop = UnownedLoopReference(loop)
         self.isOneShot = isOneShot
         self.handler = handler
+    }
+
+    deinit {
+        loop.release()
     }
 
     /// Whether ``cancel()`` was called or the loop removed the watcher (shutdown, one-shot fired).
@@ -75,15 +81,14 @@ public final class EventLoopWatcher: @unchecked Sendable {
     /// here, if the loop owns its base and no thread drives it). Idempotent; does nothing after
     /// shutdown.
     public func cancel() {
-        guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let loop else { return }
-        loop.performOnLoop { [self] in loop.removeWatcher(self) }
+        guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let loop = loop.load() else { return }
+        loop.performOnLoop { [self, unowned loop] in loop.removeWatcher(self) }
     }
 
     /// libevent's callback for this watcher, on the loop's thread.
     func fire(_ flags: Int16) {
-        guard let loop else { return }
+        guard let loop = loop.load() else { return }
         loop.withCallbackEntered {
-            loop.watcherCallbackCount += 1
             if isCancelled {
                 loop.removeWatcher(self)
                 return

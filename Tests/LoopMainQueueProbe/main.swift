@@ -5,7 +5,7 @@
 
 import Dispatch
 import Foundation
-import Synchronization
+import Tomorrowland
 import TomorrowlandLoop
 
 #if canImport(Glibc)
@@ -16,7 +16,7 @@ alarm(20)
 
 let mainThread = pthread_self()
 let loop = EventLoop()
-let failures = Mutex<[String]>([])
+let failures = LockedValue<[String]>([])
 
 func check(_ label: String) {
     if pthread_equal(pthread_self(), mainThread) == 0 {

@@ -307,23 +307,44 @@ enum CancelHandler: Sendable {
     /// Library bookkeeping (propagation to an upstream); runs inline, whatever the state.
     case inline(@Sendable () -> Void)
     /// A user's `onRequestCancel` handler on its context; receives the promise's core.
-    case user(PromiseContext, @Sendable (PromiseCore) -> Void)
+    case user(PromiseContext, UserCancelHandler)
 
     func invoke(on core: PromiseCore, isSynchronous: Bool) {
         switch self {
         case .inline(let body):
             body()
-        case .user(let context, let body):
+        case .user(let context, let handler):
             if case .immediate = context {
                 // Called directly: it inherits the requesting thread's `isExecutingNow`.
-                body(core)
+                handler.take()?(core)
                 return
             }
             context.execute(isSynchronous: isSynchronous) {
                 // A value or error that arrived meanwhile wins over the cancel request.
+                guard let body = handler.take() else { return }
                 if core.acceptsCancelHandlers { body(core) }
             }
         }
+    }
+}
+
+/// A user's cancel handler, handed over exactly once: the block that runs it takes it out, so
+/// that the closure is released on the handler's context (B7), not wherever the list of handlers
+/// happens to be dropped.
+@usableFromInline
+final class UserCancelHandler: @unchecked Sendable {
+    // `@unchecked Sendable`: `body` is taken at most once, by the single invocation of the
+    // handler (cancel handlers are taken from the list under the promise's lock, once).
+    private var body: (@Sendable (PromiseCore) -> Void)?
+
+    @usableFromInline
+    init(_ body: @escaping @Sendable (PromiseCore) -> Void) {
+        self.body = body
+    }
+
+    func take() -> (@Sendable (PromiseCore) -> Void)? {
+        defer { body = nil }
+        return body
     }
 }
 

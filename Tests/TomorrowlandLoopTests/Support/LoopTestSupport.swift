@@ -1,11 +1,12 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Tomorrowland
 import TomorrowlandLoop
 
 /// Records values from any thread, in the order they arrive.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = LockedValue<[Value]>([])
     var values: [Value] { storage.withLock { $0 } }
     func record(_ value: Value) { storage.withLock { $0.append(value) } }
 }
@@ -62,9 +63,31 @@ func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 /// A value shared between the test thread and the loop's thread.
 final class Cell<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: LockedValue<Value>
+    init(_ value: Value) { storage = LockedValue(value) }
     var value: Value { storage.withLock { $0 } }
     func set(_ value: Value) { storage.withLock { $0 = value } }
     func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
+}
+
+/// State that only the loop's thread touches, captured by `@Sendable` work closures.
+final class LoopConfined<Value>: @unchecked Sendable {
+    // `@unchecked Sendable`: the tests touch `value` only inside one loop's work (and read it
+    // after that loop's drive returned, which orders the accesses).
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A comparable summary of a promise's result, for promises whose value is `Void`.
+enum Outcome<Failure: Equatable>: Equatable {
+    case pending, fulfilled, rejected(Failure), cancelled
+
+    init<Value>(_ result: PromiseResult<Value, Failure>?) {
+        switch result {
+        case nil: self = .pending
+        case .value?: self = .fulfilled
+        case .error(let error)?: self = .rejected(error)
+        case .cancelled?: self = .cancelled
+        }
+    }
 }

@@ -1,0 +1,146 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import Tomorrowland
+
+@testable import TomorrowlandLoop
+
+@Suite("EventLoop timers")
+struct EventLoopTimerTests {
+    @Test func timersFireInDeadlineOrder() {
+        let loop = EventLoop()
+        let log = Recorder<String>()
+        _ = loop.schedule(after: .milliseconds(30)) {
+            log.record("30 ms")
+            loop.stop()
+        }
+        _ = loop.schedule(after: .milliseconds(10)) { log.record("10 ms") }
+        _ = loop.schedule(after: .milliseconds(20)) { log.record("20 ms") }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        #expect(log.values == ["10 ms", "20 ms", "30 ms"])
+        loop.shutdown()
+    }
+
+    @Test func timersWithEqualDeadlinesFireInSchedulingOrder() {
+        // libevent fires equal deadlines in no fixed order; the loop's own heap must not.
+        let loop = EventLoop()
+        let log = Recorder<Int>()
+        let deadline = MonotonicClock.now() + 5_000_000
+        _ = loop.scheduleTimer(atDeadline: deadline - 1_000_000) { log.record(-1) }
+        for index in 0..<200 {
+            _ = loop.scheduleTimer(atDeadline: deadline) {
+                log.record(index)
+                if index == 199 { loop.stop() }
+            }
+        }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        #expect(log.values == [-1] + Array(0..<200))
+        loop.shutdown()
+    }
+
+    @Test func aTimerNeverFiresBeforeItsDelay() {
+        let loop = EventLoop()
+        let elapsed = Cell<Duration?>(nil)
+        let start = ContinuousClock.now
+        _ = loop.schedule(after: .milliseconds(50)) {
+            elapsed.set(ContinuousClock.now - start)
+            loop.stop()
+        }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        let measured = elapsed.value
+        #expect(measured != nil)
+        if let measured {
+            #expect(measured >= .milliseconds(50))
+            #expect(measured < .seconds(5))
+        }
+        loop.shutdown()
+    }
+
+    @Test func cancellingOnTheLoopKeepsTheWorkFromRunningAndReleasesItAtOnce() {
+        let loop = EventLoop()
+        let spy = ReleaseSpy()
+        let ran = Cell(false)
+        let releasedAfterCancel = Cell(-1)
+        loop.execute {
+            let handle = loop.schedule(after: .zero) { [token = spy.token()] in
+                withExtendedLifetime(token) { ran.set(true) }
+            }
+            handle.cancel()
+            releasedAfterCancel.set(spy.releasedCount)
+            handle.cancel()  // a second cancel does nothing
+        }
+        loop.runUntilIdle()
+        loop.runUntilIdle()
+        #expect(!ran.value)
+        #expect(releasedAfterCancel.value == 1)
+        loop.shutdown()
+    }
+
+    @Test func cancellingFromAnotherThreadKeepsTheWorkFromRunningAndReleasesIt() {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let spy = ReleaseSpy()
+        let ran = Cell(false)
+        let handle = loop.schedule(after: .milliseconds(20)) { [token = spy.token()] in
+            withExtendedLifetime(token) { ran.set(true) }
+        }
+        handle.cancel()
+        let done = DispatchSemaphore(value: 0)
+        _ = loop.schedule(after: .milliseconds(60)) { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(!ran.value)
+        #expect(spy.releasedCount == 1)
+        loop.stop()
+        #expect(thread.join())
+        loop.shutdown()
+    }
+
+    @Test func aTimerAndWorkSubmittedFromAnotherThreadBothWakeABlockedLoop() {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let log = Recorder<String>()
+        let done = DispatchSemaphore(value: 0)
+        // The loop is blocked with no timer armed: the new timer must re-arm libevent's.
+        _ = loop.schedule(after: .milliseconds(15)) {
+            log.record("timer")
+            done.signal()
+        }
+        loop.execute { log.record("work") }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(log.values == ["work", "timer"])
+        loop.stop()
+        #expect(thread.join())
+        loop.shutdown()
+    }
+
+    @Test func timerWorkMayScheduleAndCancelOtherTimers() {
+        let loop = EventLoop()
+        let log = Recorder<String>()
+        let later = LoopConfined<(any PromiseScheduledWork)?>(nil)
+        loop.execute {
+            later.value = loop.schedule(after: .milliseconds(40)) { log.record("cancelled one ran") }
+            _ = loop.schedule(after: .milliseconds(5)) {
+                log.record("first")
+                later.value?.cancel()
+                _ = loop.schedule(after: .milliseconds(5)) {
+                    log.record("rescheduled")
+                    loop.stop()
+                }
+            }
+        }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        #expect(log.values == ["first", "rescheduled"])
+        loop.shutdown()
+    }
+}

@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import Testing
+import Tomorrowland
+
+/// The timer rules every Dispatch-backed context must keep, run against each of them in real
+/// time (the virtual-time versions, with exact instants, run on the TestLoop in the other suites).
+@Suite("Timer contract on Dispatch contexts")
+struct TimerContractTests {
+    /// The contexts under test, built fresh for each test.
+    enum Destination: String, CaseIterable, Sendable {
+        case globalQueue, serialQueue, operationQueue, immediate, nowOrQueue
+
+        var context: PromiseContext {
+            switch self {
+            case .globalQueue: return .utility
+            case .serialQueue: return .queue(DispatchQueue(label: "TimerContractTests"))
+            case .operationQueue: return .operationQueue(OperationQueue())
+            case .immediate: return .immediate
+            case .nowOrQueue: return .nowOr(.queue(DispatchQueue(label: "TimerContractTests.nowOr")))
+            }
+        }
+    }
+
+    private func seconds(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    @Test(arguments: Destination.allCases)
+    func anAfterInitializerResolvesNoEarlierThanItsDelay(_ destination: Destination) {
+        let start = DispatchTime.now()
+        let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.03)
+        #expect(promise.result == nil)
+        #expect(waitForResult(promise) == .value(1))
+        #expect(seconds(since: start) >= 0.03)
+    }
+
+    @Test(arguments: Destination.allCases)
+    func aCancelledAfterInitializerIsCancelledAtOnceAndNeverFires(_ destination: Destination) {
+        let events = TimeTestRecorder<String>()
+        let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.02)
+        _ = promise.then(on: .immediate) { _ in events.record("fulfilled") }
+        promise.requestCancel()
+        #expect(promise.result == .cancelled)
+        usleep(60_000)
+        #expect(events.values.isEmpty)
+    }
+
+    @Test(arguments: Destination.allCases)
+    func aTimeoutRejectsAPendingPromiseNoEarlierThanItsDelay(_ destination: Destination) {
+        let (upstream, _) = Promise<Int, String>.makeWithResolver()
+        let start = DispatchTime.now()
+        let timeout = upstream.timeout(on: destination.context, delay: 0.03)
+        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(seconds(since: start) >= 0.03)
+    }
+
+    @Test(arguments: Destination.allCases)
+    func aDelayDeliversTheResultNoEarlierThanItsDelayAfterResolution(_ destination: Destination) {
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let delayed = upstream.delay(on: destination.context, 0.03)
+        let start = DispatchTime.now()
+        resolver.reject(with: "late")
+        #expect(waitForResult(delayed) == .error("late"))
+        #expect(seconds(since: start) >= 0.03)
+    }
+
+    @Test(arguments: Destination.allCases)
+    func retryWaitsItsBackoffBetweenAttempts(_ destination: Destination) {
+        let start = DispatchTime.now()
+        let promise = Promise<Int, String>.retry(on: destination.context, attempts: 3, backoff: .fixed(.milliseconds(15))) { attempt in
+            attempt < 3 ? Promise(rejected: "again") : Promise(fulfilled: attempt)
+        }
+        #expect(waitForResult(promise) == .value(3))
+        #expect(seconds(since: start) >= 0.03)
+    }
+}
