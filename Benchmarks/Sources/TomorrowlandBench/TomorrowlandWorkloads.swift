@@ -233,9 +233,6 @@ enum TomorrowlandWorkloads {
             check(seen.value == total, "W6 ours: \(seen.value ?? -1) != \(total)")
         }
 
-        // `when(fulfilled:)` has not landed in the core yet: until it does, W7 reports "not
-        // available" for our side; define TOMORROWLAND_HAS_WHEN (or drop this condition) once it has.
-        #if TOMORROWLAND_HAS_WHEN
         workloads["W7"] = { iterations in
             counter.reset()
             let rounds = Chains(remaining: iterations)
@@ -264,7 +261,6 @@ enum TomorrowlandWorkloads {
             }
             check(counter.count == iterations * 1000, "W7 ours: \(counter.count) != \(iterations * 1000)")
         }
-        #endif
 
         return LibraryUnderTest(
             name: "Tomorrowland",
