@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build test test-tsan demo format lint clean
+.PHONY: deps build test test-tsan demo format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -43,6 +43,24 @@ format:
 # Fails when a file is not formatted.
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Examples
+=======
+# The benchmarks are a package of their own (Benchmarks/Package.swift, which depends on SwiftNIO),
+# so the library's own build never resolves NIO. `make bench` builds it in release, runs every
+# workload for Tomorrowland and for NIO, prints the table and writes Benchmarks/results/.
+# Pass arguments with BENCH_ARGS, e.g. `make bench BENCH_ARGS="--only W1,W3"`.
+BENCH_ARGS ?=
+
+bench: deps
+	cd Benchmarks && $(SWIFT) build -c release
+	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib || \
+		echo "make bench: matplotlib unavailable, the chart will be skipped" >&2
+	Benchmarks/scripts/run-bench.sh $(BENCH_ARGS)
+
+# Instructions per unit for W1 and W3 under callgrind (valgrind from apt if missing).
+bench-callgrind: deps
+	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+	cd Benchmarks && $(SWIFT) build -c release
+	Benchmarks/scripts/callgrind.sh
 
 clean:
-	rm -rf .build .build-*
+	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-*

@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// A package of its own, beside the library's, so that users of the library never resolve
+// SwiftNIO: only this package depends on it. `swift build` at the root does not build it.
+let package = Package(
+    name: "TomorrowlandBenchmarks",
+    dependencies: [
+        .package(name: "Tomorrowland", path: "../"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // Counting malloc interposer, thread CPU clocks, RSS and mallinfo2, in C.
+        .target(name: "CBenchSupport"),
+        .executableTarget(
+            name: "TomorrowlandBench",
+            dependencies: [
+                "CBenchSupport",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,33 @@
+/// What a workload is, independent of the library that runs it (notes/benchmarks.md).
+struct WorkloadSpec: Sendable {
+    /// The id both libraries register their runner under.
+    let id: String
+    let title: String
+    let unit: String
+    let unitsPerIteration: Int
+    /// The NIO runner this row compares with: the same id, or the plain workload for a variant
+    /// that only our library has (W1i and W3i run NIO's W1 and W3 once, not twice).
+    let nioID: String
+
+    init(_ id: String, _ title: String, unit: String, unitsPerIteration: Int, nioID: String? = nil) {
+        self.id = id
+        self.title = title
+        self.unit = unit
+        self.unitsPerIteration = unitsPerIteration
+        self.nioID = nioID ?? id
+    }
+
+    static let all: [WorkloadSpec] = [
+        WorkloadSpec("W1", "chain-map (1000 links)", unit: "link", unitsPerIteration: 1000),
+        WorkloadSpec("W1i", "chain-map, ours on .immediate (extra)", unit: "link", unitsPerIteration: 1000, nioID: "W1"),
+        WorkloadSpec("W2", "fanout (1000 callbacks)", unit: "callback", unitsPerIteration: 1000),
+        WorkloadSpec("W3", "create-fulfill (100k)", unit: "promise", unitsPerIteration: 100_000),
+        WorkloadSpec("W3i", "create-fulfill, ours on .immediate (extra)", unit: "promise", unitsPerIteration: 100_000, nioID: "W3"),
+        WorkloadSpec("W4", "flatmap-async (1000 links)", unit: "link", unitsPerIteration: 1000),
+        WorkloadSpec("W5", "timer-insert-cancel (100k)", unit: "timer", unitsPerIteration: 100_000),
+        WorkloadSpec("W5r", "timer-cancel-reverse (10k, extra)", unit: "timer", unitsPerIteration: 10_000),
+        WorkloadSpec("W5b", "timer-fire (10k over 10 ms)", unit: "timer", unitsPerIteration: 10_000),
+        WorkloadSpec("W6", "cross-thread-execute (1M)", unit: "submission", unitsPerIteration: 1_000_000),
+        WorkloadSpec("W7", "when-all (1000)", unit: "element", unitsPerIteration: 1000),
+    ]
+}
