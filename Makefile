@@ -43,7 +43,7 @@ format:
 # Fails when a file is not formatted.
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Examples
-=======
+
 # The benchmarks are a package of their own (Benchmarks/Package.swift, which depends on SwiftNIO),
 # so the library's own build never resolves NIO. `make bench` builds it in release, runs every
 # workload for Tomorrowland and for NIO, prints the table and writes Benchmarks/results/.
