@@ -36,6 +36,23 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 
+    /// Reverses a list linked through ``next`` and returns its new head: a promise stores its
+    /// callbacks newest first, and they run oldest first.
+    @inlinable
+    static func reversed(_ head: PromiseCallbackNode) -> PromiseCallbackNode {
+        // The common case, one callback, costs one load and one compare.
+        guard var rest = head.next else { return head }
+        var reversed = head
+        reversed.next = nil
+        while true {
+            let following = rest.next
+            rest.next = reversed
+            reversed = rest
+            guard let next = following else { return reversed }
+            rest = next
+        }
+    }
+
     /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
     final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
         next = source
