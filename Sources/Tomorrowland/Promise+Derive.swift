@@ -75,6 +75,8 @@ extension Promise {
                     child.stored = nil
                     return .settled(child.settle(passed))
                 }
+                // The box keeps the context, and so its executor, alive while this runs.
+                if case .executor(let executor) = child.context { return .submit(UnretainedExecutor(executor)) }
                 return .dispatch(child.context)
             case .run:
                 // Released at the end of this call, on the callback's context (B7).

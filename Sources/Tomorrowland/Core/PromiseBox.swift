@@ -138,10 +138,26 @@ enum HandlerOutcome {
     case settled(ReadyCallbacks?)
     /// Call again with `.run` on this context.
     case dispatch(PromiseContext)
+    /// Call again with `.run` as a job on this executor: `.dispatch` for an `.executor` context,
+    /// without copying the context (each copy retains the executor).
+    case submit(UnretainedExecutor)
 
     @usableFromInline
     var ready: ReadyCallbacks? {
         if case .settled(let ready) = self { return ready }
         return nil
+    }
+}
+
+/// An executor reference that neither retains nor releases: for handing an executor that
+/// something else keeps alive (the context stored in a ``CallbackBox``) through a return value.
+@usableFromInline
+struct UnretainedExecutor {
+    @usableFromInline
+    unowned(unsafe) let executor: any PromiseExecutor
+
+    @inlinable
+    init(_ executor: any PromiseExecutor) {
+        self.executor = executor
     }
 }

@@ -165,6 +165,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         case .settled(let ready):
             handler = nil
             return ready
+        case .submit(let executor):
+            submitAsJob(to: executor.executor, source: source)
+            return nil
         case .dispatch(let context):
             switch context.route(isSynchronous: isSynchronous) {
             case .inline(let flag):
