@@ -75,4 +75,4 @@ bench-callgrind: deps
 	Benchmarks/scripts/callgrind.sh
 
 clean:
-	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-*
+	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* docs

@@ -10,7 +10,8 @@ let package = Package(
     ],
     dependencies: [
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
-        // depends on it, so nothing of it is built into or linked with the library.
+        // depends on it, so nothing of it is built into or linked with the library, and packages
+        // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
     ],
     targets: [

@@ -106,6 +106,16 @@ private enum FetchError: Swift.Error {
 
 @Suite("DocC article samples")
 struct DocCExampleTests {
+    // Tomorrowland's root page.
+    @Test func theRootPageChainMeasuresTheString() async {
+        let (request, resolver) = StdPromise<String>.makeWithResolver()
+        let length = request.map(on: .utility) { $0.count }
+            .timeout(on: .utility, delay: .seconds(5))
+        resolver.fulfill(with: "hello")
+        await waitUntilResolved(length)
+        #expect(length.result?.value == 5)
+    }
+
     // Getting Started, "Test it with virtual time".
     @Test func aStoreThatNeverAnswersTimesOut() throws {
         let loop = TestLoop()
