@@ -109,8 +109,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func markResolvedLocked(cancelled: Bool) -> Taken {
         status = .resolved
         isCancelledResult = cancelled
-        let taken = Taken(head: callbackHead, handlers: cancelHandlers, upstream: upstream)
-        callbackHead = nil
+        let taken = Taken(head: callbackHead.take(), handlers: cancelHandlers, upstream: upstream)
         upstream = nil
         if !cancelHandlers.isEmpty { cancelHandlers = [] }
         return taken
@@ -145,7 +144,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func registerReturningReady(_ node: PromiseCallbackNode) -> ReadyCallbacks? {
         let isResolved: Bool = lock.withLock {
             if status == .resolved { return true }
-            node.next = callbackHead
+            node.next = callbackHead.take()
             callbackHead = node
             return false
         }
@@ -274,6 +273,28 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
             let link = UpstreamReferenceBox(upstream)
             addCancelHandler(.inline { link.reference.load()?.removeObserver() })
         }
+    }
+
+    /// Registers `child`, a derived promise made just now, as a callback of this promise and as
+    /// a propagating observer of it: ``propagateCancel(to:)`` and ``register(_:)`` in one go.
+    ///
+    /// One lock round trip on this promise instead of two, and none on `child`: nothing else can
+    /// see `child` before this call publishes it (through this promise's lock, whose release
+    /// orders the write of `child.upstream` before any thread that takes the callback list).
+    ///
+    /// - Important: `child` must be new (pending, no upstream, in no list).
+    @usableFromInline
+    final func registerNewChild(_ child: PromiseCore) {
+        child.upstream = UnownedCoreReference(self)
+        let isResolved: Bool = lock.withLock {
+            observerCount = observerCount < 0 ? 1 : observerCount + 1
+            if status == .resolved { return true }
+            child.next = callbackHead.take()
+            callbackHead = child
+            return false
+        }
+        guard isResolved else { return }
+        CallbackDrain.run(child.fire(source: self, isSynchronous: true))
     }
 
     /// Counts one more propagating observer.
