@@ -14,7 +14,7 @@ extension Promise {
     ///   of this one (D3).
     @inlinable
     func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
-        let child = PromiseBox<U, F>(handler: handler)
+        let child = DerivedBox<PromiseResult<U, F>>(handler: handler)
         let promise = Promise<U, F>(box: child)
         if propagatingCancel {
             box.registerNewChild(child)

@@ -64,15 +64,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     typealias Handler = (_ child: PromiseCore, _ source: PromiseCore, _ stage: HandlerStage) -> HandlerOutcome
 
-    /// Derived promises only: the work that settles this promise from its upstream's result.
-    /// Belongs to whoever owns the node (see ``PromiseCallbackNode``), not to the lock.
-    @exclusivity(unchecked)
-    private var handler: Handler?
-
     @usableFromInline
-    init(status: Status, handler: Handler?) {
+    init(status: Status) {
         self.status = status
-        self.handler = handler
     }
 
     deinit {
@@ -150,41 +144,6 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         }
         guard isResolved else { return nil }
         return node.fire(source: self, isSynchronous: true)
-    }
-
-    /// Fires this promise as a derived promise of `source` (see ``Handler``).
-    @usableFromInline
-    override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
-        // The temporary reference the call takes is dropped before anything is submitted, so
-        // that the job holds the only reference to the user's closure (released on its context).
-        // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
-        // general abstraction, and calling it then allocates a reabstraction thunk every time.
-        let outcome = handler!(self, source, .arrive)
-        switch outcome {
-        case .settled(let ready):
-            handler = nil
-            return ready
-        case .submit(let executor):
-            submitAsJob(to: executor.executor, source: source)
-            return nil
-        case .dispatch(let context):
-            switch context.route(isSynchronous: isSynchronous) {
-            case .inline(let flag):
-                let work = handler!
-                handler = nil
-                return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
-            case .executor(let executor):
-                submitAsJob(to: executor, source: source)
-                return nil
-            }
-        }
-    }
-
-    /// Runs the derived promise's callback on its context, and what that makes ready.
-    override final func run(source: PromiseCore) {
-        let work = handler!
-        handler = nil
-        CallbackDrain.run(work(self, source, .run).ready)
     }
 
     // MARK: Cancellation
