@@ -14,10 +14,13 @@ extension Promise {
     ///   of this one (D3).
     @inlinable
     func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
-        let child = PromiseBox<U, F>(handler: handler)
-        if propagatingCancel { child.propagateCancel(to: box) }
+        let child = DerivedBox<PromiseResult<U, F>>(handler: handler)
         let promise = Promise<U, F>(box: child)
-        box.register(child)
+        if propagatingCancel {
+            box.registerNewChild(child)
+        } else {
+            box.register(child)
+        }
         return promise
     }
 
@@ -93,9 +96,8 @@ extension Promise {
                 }
             }
         }
-        child.propagateCancel(to: box)
         let promise = Promise<U, F>(box: child)
-        box.register(child)
+        box.registerNewChild(child)
         return promise
     }
 

@@ -16,7 +16,7 @@
 /// lookup per promise; a field whose type is the class's own parameter finds its metadata in the
 /// class metadata (see ``PromiseBox``).
 @usableFromInline
-final class CallbackBox<Result: StoredPromiseResult, Stored>: ResultBox<Result>, @unchecked Sendable {
+final class CallbackBox<Result: StoredPromiseResult, Stored>: DerivedBox<Result>, @unchecked Sendable {
     /// Where the callback runs.
     @usableFromInline
     let context: PromiseContext

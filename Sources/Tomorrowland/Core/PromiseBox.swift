@@ -44,25 +44,25 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     @exclusivity(unchecked)
     final var storedResult: Result
 
-    /// A pending box; `handler` makes it a derived promise (see ``PromiseCore/Handler``).
+    /// A pending box.
     @inlinable
-    init(handler: Handler? = nil) {
+    init() {
         storedResult = .cancelledResult
-        super.init(status: .pending, handler: handler)
+        super.init(status: .pending)
     }
 
     /// A box that is already resolved.
     @inlinable
     init(result: Result) {
         storedResult = result
-        super.init(status: .resolved, handler: nil)
+        super.init(status: .resolved)
         isCancelledResult = result.isCancelledResult
     }
 
     /// A box in the delayed state (`DelayedPromise`, `PromiseOperation`).
     init(delayed: Void) {
         storedResult = .cancelledResult
-        super.init(status: .delayed, handler: nil)
+        super.init(status: .delayed)
     }
 
     deinit {

@@ -62,8 +62,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
     @usableFromInline
     final func run() {
-        let source = unsafeDowncast(next.unsafelyUnwrapped, to: PromiseCore.self)
-        next = nil
+        // `take()`: moves the reference out, no retain/release pair.
+        let source = unsafeDowncast(next.take().unsafelyUnwrapped, to: PromiseCore.self)
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
     }
 
@@ -108,8 +108,7 @@ enum CallbackDrain {
         var suspended: [ReadyCallbacks] = []
         while true {
             if let node = current.head {
-                current.head = node.next
-                node.next = nil
+                current.head = node.next.take()
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
                 {
