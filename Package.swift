@@ -8,6 +8,10 @@ let package = Package(
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
     ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         // Thread-local slots the core reads on every dispatch (`isExecutingNow`, the `.main`
         // chaining flag). A regular C target, not a header-only shim, so that there is exactly
@@ -64,6 +68,17 @@ let package = Package(
         .testTarget(
             name: "TomorrowlandLoopTests",
             dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
+        ),
+        // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
+        // its tests use it; the fuzzer compiles its parser files alone).
+        .target(
+            name: "KeyValueCore",
+            dependencies: ["Tomorrowland"],
+            path: "Examples/KeyValueCore"
+        ),
+        .testTarget(
+            name: "KeyValueCoreTests",
+            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandTesting"]
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",
