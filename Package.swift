@@ -76,6 +76,12 @@ let package = Package(
             dependencies: ["Tomorrowland"],
             path: "Examples/KeyValueCore"
         ),
+        // Measures lazy+swept expiry against per-key loop timers (Examples/KeyValueDaemon/README.md).
+        .executableTarget(
+            name: "loopkv-expiry-bench",
+            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/KeyValueExpiryBench"
+        ),
         .testTarget(
             name: "KeyValueCoreTests",
             dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandTesting"]

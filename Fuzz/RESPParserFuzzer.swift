@@ -7,7 +7,7 @@
 
 /// One parse of `data`: the requests (arguments copied) and how it ended.
 private func parseAll(_ data: [UInt8], chunk: Int) -> (requests: [[[UInt8]]], end: String) {
-    let parser = RESPParser(maxRequestBytes: 4096)
+    var parser = RESPParser(maxRequestBytes: 4096)
     var requests: [[[UInt8]]] = []
     var start = 0
     var available = min(data.count, chunk)

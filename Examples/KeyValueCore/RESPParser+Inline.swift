@@ -3,18 +3,15 @@ extension RESPParser {
     /// (`"…"` with `\n`, `\r`, `\t`, `\b`, `\a`, `\xHH` and `\<any>` escapes, `'…'` with `\'`).
     ///
     /// The unescaped arguments are written to the scratch buffer, so ``argument(_:)`` views it.
-    func parseInline(_ buffer: UnsafeRawBufferPointer) -> Step {
+    mutating func parseInline(_ buffer: UnsafeRawBufferPointer) -> Step {
         let limit = min(Self.maxInlineBytes, maxRequestBytes)
         guard let newline = buffer.prefix(limit).firstIndex(of: 10) else {
             return buffer.count >= limit ? .failed(.inlineRequestTooLong) : .incomplete
         }
         var end = newline
         if end > 0 && buffer[end - 1] == 13 { end -= 1 }
-        if scratch.count < end {
-            scratch.deallocate()
-            scratch = .allocate(byteCount: max(end, scratch.count * 2), alignment: 1)
-        }
-        ranges.removeAll(keepingCapacity: true)
+        let scratch = self.scratch.reserve(end)
+        rangeCount = 0
         argumentBase = UnsafeRawPointer(scratch.baseAddress!)
         // Unescaping only shrinks, so the output never outruns the input: `written <= index`.
         var written = 0
@@ -59,7 +56,7 @@ extension RESPParser {
                 }
                 // As Redis: a closing quote must end the argument.
                 guard closed, index == end || Self.isSpace(buffer[index]) else {
-                    ranges.removeAll(keepingCapacity: true)
+                    rangeCount = 0
                     return .failed(.unbalancedQuotes)
                 }
             } else {
@@ -69,7 +66,7 @@ extension RESPParser {
                     index += 1
                 }
             }
-            ranges.append(start..<written)
+            appendRange(start..<written)
         }
         return .command(consumed: newline + 1)
     }

@@ -34,7 +34,7 @@ struct RESPParserTests {
         let value: [UInt8] = [0, 13, 10, 255, 42]
         var input = Array("*2\r\n$4\r\nECHO\r\n$5\r\n".utf8)
         input += value + [13, 10]
-        let parser = RESPParser(maxRequestBytes: 1024)
+        var parser = RESPParser(maxRequestBytes: 1024)
         input.withUnsafeBytes { bytes in
             #expect(parser.parse(bytes) == .command(consumed: input.count))
             #expect(Array(parser.argument(1)) == value)
@@ -95,7 +95,7 @@ struct RESPParserTests {
     }
 
     @Test func resetForgetsAPartialRequest() {
-        let parser = RESPParser(maxRequestBytes: 1024)
+        var parser = RESPParser(maxRequestBytes: 1024)
         let partial = Array("*2\r\n$3\r\nGET\r\n".utf8)
         partial.withUnsafeBytes { #expect(parser.parse($0) == .incomplete) }
         parser.reset()

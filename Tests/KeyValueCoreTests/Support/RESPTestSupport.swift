@@ -24,7 +24,7 @@ struct ParseOutcome: Equatable, CustomStringConvertible {
 func parse(
     _ input: [UInt8], chunkSize: Int? = nil, firstChunk: Int? = nil, maxRequestBytes: Int = 1 << 20
 ) -> ParseOutcome {
-    let parser = RESPParser(maxRequestBytes: maxRequestBytes)
+    var parser = RESPParser(maxRequestBytes: maxRequestBytes)
     var outcome = ParseOutcome()
     var buffer: [UInt8] = []
     var next = 0
@@ -53,10 +53,10 @@ func parse(
 }
 
 /// A store on `clock` with a processor, and a way to send it requests and read the replies as text.
-struct CommandHarness {
+final class CommandHarness {
     let store: ShardedStore
     let processor: CommandProcessor
-    let parser = RESPParser(maxRequestBytes: 1 << 20)
+    var parser = RESPParser(maxRequestBytes: 1 << 20)
 
     init(clock: KeyValueClock = .monotonic, shards: Int = 1) {
         store = ShardedStore(shardCount: shards, clock: clock)
