@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Tomorrowland", targets: ["Tomorrowland"]),
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
+        .executable(name: "loopkv", targets: ["loopkv"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -75,6 +76,22 @@ let package = Package(
             name: "KeyValueCore",
             dependencies: ["Tomorrowland"],
             path: "Examples/KeyValueCore"
+        ),
+        // The Redis-protocol daemon (issue 9); `make demo` runs it, `make bench-kv` measures it.
+        .executableTarget(
+            name: "loopkv",
+            dependencies: [
+                "KeyValueCore", "Tomorrowland", "TomorrowlandLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/KeyValueDaemon",
+            exclude: ["demo.sh", "README.md"]
+        ),
+        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
+        .testTarget(
+            name: "KeyValueDaemonTests",
+            dependencies: ["loopkv"]
         ),
         // Measures lazy+swept expiry against per-key loop timers (Examples/KeyValueDaemon/README.md).
         .executableTarget(
