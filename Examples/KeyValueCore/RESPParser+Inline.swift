@@ -5,9 +5,16 @@ extension RESPParser {
     /// The unescaped arguments are written to the scratch buffer, so ``argument(_:)`` views it.
     mutating func parseInline(_ buffer: UnsafeRawBufferPointer) -> Step {
         let limit = min(Self.maxInlineBytes, maxRequestBytes)
-        guard let newline = buffer.prefix(limit).firstIndex(of: 10) else {
-            return buffer.count >= limit ? .failed(.inlineRequestTooLong) : .incomplete
+        let searched = min(buffer.count, limit)
+        guard let newline = buffer[min(inlineScanned, searched)..<searched].firstIndex(of: 10) else {
+            if buffer.count >= limit {
+                inlineScanned = 0
+                return .failed(.inlineRequestTooLong)
+            }
+            inlineScanned = searched
+            return .incomplete
         }
+        inlineScanned = 0
         var end = newline
         if end > 0 && buffer[end - 1] == 13 { end -= 1 }
         let scratch = self.scratch.reserve(end)

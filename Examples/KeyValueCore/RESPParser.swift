@@ -51,6 +51,9 @@ public struct RESPParser {
     // (-1 when no request is in progress) and the offset at which the next argument header starts.
     private var expectedCount = -1
     private var resumeOffset = 0
+    // How far an incomplete inline line was searched for its newline, so that a line arriving
+    // byte by byte is scanned once, not once per byte (quadratic).
+    var inlineScanned = 0
 
     // Inline requests are unescaped into this buffer; inline arguments are views into it.
     let scratch = ScratchSpace()
@@ -80,6 +83,7 @@ public struct RESPParser {
     public mutating func reset() {
         expectedCount = -1
         resumeOffset = 0
+        inlineScanned = 0
         rangeCount = 0
         argumentBase = nil
     }

@@ -31,8 +31,8 @@ done
 echo "loopkv (pid $PID) listening on 127.0.0.1:$PORT"
 
 cli() {
-    printf '> redis-cli %s\n' "$*"
-    redis-cli -p "$PORT" "$@"
+    printf "> redis-cli"; printf " %q" "$@"; printf "\n"
+    redis-cli --no-raw -p "$PORT" "$@"
 }
 cli PING
 cli SET greeting "hello from the loop"
