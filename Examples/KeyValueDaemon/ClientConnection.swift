@@ -7,10 +7,11 @@ import TomorrowlandLoop
 /// sends the replies of each read in one write.
 ///
 /// Pipelining: every complete request of a read is executed in order and its reply appended to
-/// one buffer, which the connection sends when the read handler returns. Backpressure: when the
-/// client does not read its replies and the output passes the connection's high-water mark, the
-/// connection stops reading requests until the output drains, so a slow reader holds at most
-/// one read's worth of replies beyond the mark.
+/// one buffer, which the connection sends when the read handler returns. Backpressure: once the
+/// replies of one read reach `replyBudget` bytes, or the output passes the connection's
+/// high-water mark, the connection stops reading requests (the rest stays buffered) until the
+/// output drains, so a client that does not read its replies holds about one budget of replies
+/// plus the high-water mark, however many requests it pipelines.
 ///
 /// - Important: `@unchecked Sendable`: all state is touched only on the connection's loop thread
 ///   (the read handler, `onWritable`, the idle timer and close callbacks all run there).
@@ -24,6 +25,8 @@ final class ClientConnection: @unchecked Sendable {
     private var lastActivity = ContinuousClock.now
     private var idleTimer: (any PromiseScheduledWork)?
     private var isClosing = false
+    /// Replies encoded per read before the connection pauses for the output to drain.
+    static let replyBudget = 1 << 20
 
     init(
         connection: TCPConnection, processor: CommandProcessor, maxRequestBytes: Int, idleTimeout: Duration?,
@@ -74,8 +77,13 @@ final class ClientConnection: @unchecked Sendable {
         if idleTimeout != nil { lastActivity = .now }
         guard !isClosing else { return input.count }
         var consumed = 0
+        var overBudget = false
         replies.removeAll()
         parsing: while consumed < input.count {
+            if replies.bytes.count >= Self.replyBudget {
+                overBudget = true
+                break parsing
+            }
             let remaining = UnsafeRawBufferPointer(rebasing: input[consumed...])
             switch parser.parse(remaining) {
             case .command(let length):
@@ -106,6 +114,11 @@ final class ClientConnection: @unchecked Sendable {
         if !connection.isWritable {
             // The client is not reading its replies: stop reading its requests (resumed by onWritable).
             connection.stopReading()
+        } else if overBudget {
+            // The output is below the mark, so no onWritable will come: stopping and resuming at
+            // once hands the requests still buffered to this handler again on a later tick.
+            connection.stopReading()
+            connection.resumeReading()
         }
         return consumed
     }

@@ -18,10 +18,17 @@ final class LoopKVProcess: @unchecked Sendable {
         return testBinary.deletingLastPathComponent().appendingPathComponent("loopkv")
     }
 
-    /// Starts `loopkv --port 0 <arguments>` and waits (up to 20 s) for its "listening on" line.
-    init(_ arguments: [String] = []) throws {
-        process.executableURL = Self.binary
-        process.arguments = ["--port", "0"] + arguments
+    /// Starts `loopkv --port 0 <arguments>` and waits (up to 20 s) for its "listening on" line;
+    /// with `fileLimit`, under `ulimit -n <fileLimit>` (through /bin/sh, which then execs it).
+    init(_ arguments: [String] = [], fileLimit: Int? = nil) throws {
+        if let fileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", Self.binary.path, "--port", "0"] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = ["--port", "0"] + arguments
+        }
         process.standardError = logPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -66,6 +73,20 @@ final class LoopKVProcess: @unchecked Sendable {
         guard let range = log.range(of: "listening on 127.0.0.1:") else { return nil }
         let digits = log[range.upperBound...].prefix { $0.isNumber }
         return UInt16(digits)
+    }
+
+    /// The daemon's resident memory in bytes (VmRSS).
+    var residentBytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// The daemon's `connected_clients`, asked over a new connection (which counts itself).
+    func connectedClients() throws -> Int? {
+        let info = try connect().call("INFO")
+        guard let range = info.range(of: "connected_clients:") else { return nil }
+        return Int(info[range.upperBound...].prefix { $0.isNumber })
     }
 
     /// A new client connection to the daemon.

@@ -8,6 +8,10 @@ import Foundation
 /// reads whole replies, each returned as its RESP text.
 final class RESPClient {
     let fd: Int32
+    private var isAborted = false
+    private let receiveTimeout: Double
+    /// Whether ``readReply()`` has returned a reply on this connection.
+    private(set) var hasReplied = false
     private var buffer: [UInt8] = []
 
     enum ClientError: Error, Equatable {
@@ -17,7 +21,9 @@ final class RESPClient {
     }
 
     init(port: UInt16, receiveTimeout: Double = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.receiveTimeout = receiveTimeout
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
         guard fd >= 0 else { throw ClientError.system("socket", errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -33,12 +39,31 @@ final class RESPClient {
             Glibc.close(fd)
             throw ClientError.system("connect", error)
         }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: 0)
+        setReceiveTimeout(receiveTimeout)
+    }
+
+    private func setReceiveTimeout(_ seconds: Double) {
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// ``readReply()`` waiting at most `seconds` for bytes to arrive.
+    func readReplyWithin(seconds: Double) throws -> String {
+        setReceiveTimeout(seconds)
+        defer { setReceiveTimeout(receiveTimeout) }
+        return try readReply()
+    }
+
     deinit {
+        if !isAborted { Glibc.close(fd) }
+    }
+
+    /// Closes with a reset (SO_LINGER 0): the server sees ECONNRESET, not an orderly EOF.
+    func abort() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         Glibc.close(fd)
+        isAborted = true
     }
 
     /// Sends `bytes` in full.
@@ -79,6 +104,7 @@ final class RESPClient {
             if let length = Self.replyLength(buffer, at: 0) {
                 let reply = String(decoding: buffer[..<length], as: UTF8.self)
                 buffer.removeFirst(length)
+                hasReplied = true
                 return reply
             }
             try fill()
