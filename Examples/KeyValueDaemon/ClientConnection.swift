@@ -76,33 +76,20 @@ final class ClientConnection: @unchecked Sendable {
     private func handle(_ input: UnsafeRawBufferPointer) -> Int {
         if idleTimeout != nil { lastActivity = .now }
         guard !isClosing else { return input.count }
-        var consumed = 0
-        var overBudget = false
         replies.removeAll()
-        parsing: while consumed < input.count {
-            if replies.bytes.count >= Self.replyBudget {
-                overBudget = true
-                break parsing
-            }
-            let remaining = UnsafeRawBufferPointer(rebasing: input[consumed...])
-            switch parser.parse(remaining) {
-            case .command(let length):
-                consumed += length
-                if processor.execute(parser, into: &replies) == .close {
-                    isClosing = true
-                    break parsing
-                }
-            case .incomplete:
-                break parsing
-            case .failed(let error):
-                // As Redis: answer, then close; nothing after the bad bytes is read.
-                logger.info(
-                    "protocol error, closing",
-                    metadata: ["peer": "\(connection.remoteDescription)", "error": "\(error.reason)"])
-                replies.error("ERR Protocol error: \(error.reason)")
-                consumed = input.count
-                isClosing = true
-            }
+        let (consumed, ending) = processor.executeAll(
+            input, parser: &parser, into: &replies, replyBudget: Self.replyBudget)
+        switch ending {
+        case .needsMoreInput, .overBudget:
+            break
+        case .close:
+            isClosing = true
+        case .protocolError(let error):
+            // As Redis: answer, then close; nothing after the bad bytes is read.
+            logger.info(
+                "protocol error, closing",
+                metadata: ["peer": "\(connection.remoteDescription)", "error": "\(error.reason)"])
+            isClosing = true
         }
         if !replies.bytes.isEmpty {
             replies.bytes.withUnsafeBytes { connection.enqueue($0) }
@@ -114,7 +101,7 @@ final class ClientConnection: @unchecked Sendable {
         if !connection.isWritable {
             // The client is not reading its replies: stop reading its requests (resumed by onWritable).
             connection.stopReading()
-        } else if overBudget {
+        } else if ending == .overBudget {
             // The output is below the mark, so no onWritable will come: stopping and resuming at
             // once hands the requests still buffered to this handler again on a later tick.
             connection.stopReading()

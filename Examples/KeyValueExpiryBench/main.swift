@@ -97,13 +97,7 @@ extension ExpiryBench {
             let start = ContinuousClock.now
             for _ in 0..<rounds {
                 batch.withUnsafeBytes { raw in
-                    var offset = 0
-                    while offset < raw.count,
-                        case .command(let length) = parser.parse(UnsafeRawBufferPointer(rebasing: raw[offset...]))
-                    {
-                        offset += length
-                        _ = processor.execute(parser, into: &replies)
-                    }
+                    _ = processor.executeAll(raw, parser: &parser, into: &replies)
                 }
                 replies.removeAll()
             }

@@ -147,3 +147,47 @@ struct CommandProcessorTests {
         #expect(sharded.send("DBSIZE") == ":0\r\n")
     }
 }
+
+struct CommandProcessorBatchTests {
+    let harness = CommandHarness()
+
+    private func run(_ input: [UInt8], budget: Int = .max) -> (String, Int, CommandProcessor.BatchEnding) {
+        var parser = RESPParser(maxRequestBytes: 1024)
+        var writer = RESPReplyWriter()
+        let (consumed, ending) = input.withUnsafeBytes {
+            harness.processor.executeAll($0, parser: &parser, into: &writer, replyBudget: budget)
+        }
+        return (String(decoding: writer.bytes, as: UTF8.self), consumed, ending)
+    }
+
+    @Test func executesEveryCompleteRequestAndLeavesTheIncompleteOne() {
+        let input = multibulk(["SET", "a", "1"]) + multibulk(["INCR", "a"]) + Array("PING\r\n*2\r\n$3\r\nGET".utf8)
+        let (replies, consumed, ending) = run(input)
+        #expect(replies == "+OK\r\n:2\r\n+PONG\r\n")
+        #expect(consumed == input.count - 11)
+        #expect(ending == .needsMoreInput)
+    }
+
+    @Test func stopsAtTheReplyBudget() {
+        let input = Array(String(repeating: "PING\r\n", count: 10).utf8)
+        let (replies, consumed, ending) = run(input, budget: 20)
+        // Each +PONG is 7 bytes: the batch stops once 21 >= 20 bytes are encoded.
+        #expect(replies == String(repeating: "+PONG\r\n", count: 3))
+        #expect(consumed == 18)
+        #expect(ending == .overBudget)
+    }
+
+    @Test func quitEndsTheBatchAndIgnoresWhatFollows() {
+        let (replies, consumed, ending) = run(Array("PING\r\nQUIT\r\nPING\r\n".utf8))
+        #expect(replies == "+PONG\r\n+OK\r\n")
+        #expect(consumed == 18)
+        #expect(ending == .close)
+    }
+
+    @Test func aProtocolErrorIsAnsweredAfterTheGoodRequests() {
+        let (replies, consumed, ending) = run(Array("PING\r\n*1\r\n:x\r\nPING\r\n".utf8))
+        #expect(replies == "+PONG\r\n-ERR Protocol error: expected '$', got ':'\r\n")
+        #expect(consumed == 20)
+        #expect(ending == .protocolError(.expectedBulk(found: UInt8(ascii: ":"))))
+    }
+}
