@@ -7,8 +7,10 @@
 /// Per-key loop timers were the alternative; see Examples/KeyValueDaemon/README.md for the
 /// measurement behind the choice.
 ///
-/// Not thread-safe: ``ShardedStore`` serialises access to each shard.
-final class KeyValueStore {
+/// A struct, used in place through `inout` under the shard's lock: one exclusivity check per
+/// command instead of one per access to a class's stored property. Not thread-safe:
+/// ``ShardedStore`` serialises access to each shard.
+struct KeyValueStore {
     struct Entry {
         var value: [UInt8]
         /// Milliseconds on the store's clock; `Entry.never` without a TTL.
@@ -38,7 +40,7 @@ final class KeyValueStore {
 
     /// The live entry of `key`, removing it first if its deadline has passed.
     @inline(__always)
-    private func liveEntry(_ key: StoreKey) -> Entry? {
+    private mutating func liveEntry(_ key: StoreKey) -> Entry? {
         guard let entry = entries[key] else { return nil }
         if entry.deadline != Self.never && entry.deadline <= clock.nowMilliseconds {
             entries[key] = nil
@@ -47,17 +49,17 @@ final class KeyValueStore {
         return entry
     }
 
-    func get(_ key: StoreKey) -> [UInt8]? {
+    mutating func get(_ key: StoreKey) -> [UInt8]? {
         liveEntry(key)?.value
     }
 
-    func exists(_ key: StoreKey) -> Bool {
+    mutating func exists(_ key: StoreKey) -> Bool {
         liveEntry(key) != nil
     }
 
     /// Stores `value`; `deadline` is absolute (ms), nil for no TTL (or the old one with
     /// `keepTTL`). Returns false when the condition prevented it.
-    func set(
+    mutating func set(
         _ key: StoreKey, value: [UInt8], deadline: Int64?, condition: SetCondition = .always,
         keepTTL: Bool = false
     ) -> Bool {
@@ -77,7 +79,7 @@ final class KeyValueStore {
     }
 
     /// Removes `key`; true if it existed (and had not expired).
-    func delete(_ key: StoreKey) -> Bool {
+    mutating func delete(_ key: StoreKey) -> Bool {
         guard let entry = entries.removeValue(forKey: key) else { return false }
         return entry.deadline == Self.never || entry.deadline > clock.nowMilliseconds
     }
@@ -87,7 +89,7 @@ final class KeyValueStore {
     }
 
     /// Adds `delta` to the integer stored at `key` (0 if missing), keeping its TTL.
-    func increment(_ key: StoreKey, by delta: Int) -> Result<Int, IncrementError> {
+    mutating func increment(_ key: StoreKey, by delta: Int) -> Result<Int, IncrementError> {
         let entry = liveEntry(key)
         var current = 0
         if let entry {
@@ -108,7 +110,7 @@ final class KeyValueStore {
 
     /// Sets the deadline of an existing key; a deadline already past deletes it. Returns false
     /// if the key does not exist.
-    func expire(_ key: StoreKey, at deadline: Int64) -> Bool {
+    mutating func expire(_ key: StoreKey, at deadline: Int64) -> Bool {
         guard let entry = liveEntry(key) else { return false }
         if deadline <= clock.nowMilliseconds {
             entries[key] = nil
@@ -126,13 +128,13 @@ final class KeyValueStore {
     }
 
     /// Milliseconds left: nil if the key does not exist, `Entry.never` without a TTL.
-    func remainingMilliseconds(_ key: StoreKey) -> Int64? {
+    mutating func remainingMilliseconds(_ key: StoreKey) -> Int64? {
         guard let entry = liveEntry(key) else { return nil }
         if entry.deadline == Self.never { return Self.never }
         return entry.deadline - clock.nowMilliseconds
     }
 
-    func removeAll() {
+    mutating func removeAll() {
         entries.removeAll()
         expiry.removeAll()
     }
@@ -140,7 +142,7 @@ final class KeyValueStore {
     /// Removes expired keys, earliest deadline first, looking at most at `budget` heap entries.
     ///
     /// - Returns: the number of keys removed, and whether due entries remain (call again soon).
-    func sweep(budget: Int) -> (removed: Int, more: Bool) {
+    mutating func sweep(budget: Int) -> (removed: Int, more: Bool) {
         let now = clock.nowMilliseconds
         var removed = 0
         var looked = 0

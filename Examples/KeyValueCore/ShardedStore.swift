@@ -15,7 +15,7 @@ import Tomorrowland
 public final class ShardedStore: @unchecked Sendable {
     private final class Shard {
         let lock = SpinLock()
-        let store: KeyValueStore
+        var store: KeyValueStore
         init(clock: KeyValueClock) { store = KeyValueStore(clock: clock) }
     }
 
@@ -32,11 +32,11 @@ public final class ShardedStore: @unchecked Sendable {
 
     /// Runs `body` with the shard owning `key`, under its lock.
     @inline(__always)
-    func withShard<R>(for key: StoreKey, _ body: (KeyValueStore) -> R) -> R {
+    func withShard<R>(for key: StoreKey, _ body: (inout KeyValueStore) -> R) -> R {
         let shard = shards.count == 1 ? shards[0] : shards[Self.shardIndex(key, count: shards.count)]
         shard.lock.lock()
         defer { shard.lock.unlock() }
-        return body(shard.store)
+        return body(&shard.store)
     }
 
     /// FNV-1a of the key's bytes: cheap for short keys and independent of Hasher's per-process seed.
