@@ -25,6 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+: >"$WORK/loopkv.log"
 "$BIN" --port 0 --loops 1 2>"$WORK/loopkv.log" &
 LOOPKV_PID=$!
 PIDS+=($LOOPKV_PID)
