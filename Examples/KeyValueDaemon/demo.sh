@@ -31,7 +31,11 @@ done
 echo "loopkv (pid $PID) listening on 127.0.0.1:$PORT"
 
 cli() {
-    printf "> redis-cli"; printf " %q" "$@"; printf "\n"
+    local shown="> redis-cli"
+    for argument in "$@"; do
+        if [[ "$argument" == *" "* ]]; then shown+=" \"$argument\""; else shown+=" $argument"; fi
+    done
+    echo "$shown"
     redis-cli --no-raw -p "$PORT" "$@"
 }
 cli PING
