@@ -46,11 +46,12 @@ demo-promises: deps
 bench-kv: deps
 	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/bench-kv.sh
 
-# libFuzzer on the RESP parser from the committed seed corpus (Fuzz/corpus/resp); FUZZ_SECONDS
-# extends the run (default 60).
+# libFuzzer on the RESP parser and the command path from the committed seed corpora (Fuzz/corpus);
+# FUZZ_SECONDS per harness
+# (default 60).
 FUZZ_SECONDS ?= 60
 fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz-resp.sh
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 # Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
 format:

@@ -1,4 +1,4 @@
-// libFuzzer harness for RESPParser (compiled by scripts/fuzz-resp.sh together with the parser's
+// libFuzzer harness for RESPParser (compiled by scripts/fuzz.sh together with the parser's
 // sources alone: swiftc -sanitize=fuzzer,address).
 //
 // Each input is parsed twice: whole, and delivered in chunks whose sizes come from the input's

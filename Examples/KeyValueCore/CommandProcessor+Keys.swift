@@ -83,8 +83,10 @@ extension CommandProcessor {
 
     /// Converts a Unix-time deadline to the store's monotonic clock.
     private static func monotonicDeadline(fromUnixMilliseconds unix: Int64, now clock: KeyValueClock) -> Int64 {
-        let delta = unix - UnixTime.nowMilliseconds
-        return clock.nowMilliseconds + delta
+        let (delta, overflow1) = unix.subtractingReportingOverflow(UnixTime.nowMilliseconds)
+        let (deadline, overflow2) = clock.nowMilliseconds.addingReportingOverflow(delta)
+        // Beyond the clock's range: as good as never (but still a deadline, so TTL stays positive).
+        return overflow1 || overflow2 ? Int64.max - 1 : deadline
     }
 
     func delete(_ request: RESPParser, _ count: Int, _ out: inout RESPReplyWriter) -> Outcome {
@@ -156,7 +158,7 @@ extension CommandProcessor {
         case KeyValueStore.never: out.integer(-1)
         case let remaining?:
             // As Redis: TTL rounds the remaining milliseconds to the nearest second.
-            out.integer(Int(milliseconds ? remaining : (remaining + 500) / 1000))
+            out.integer(Int(milliseconds ? remaining : remaining / 1000 + (remaining % 1000 >= 500 ? 1 : 0)))
         }
         return .proceed
     }

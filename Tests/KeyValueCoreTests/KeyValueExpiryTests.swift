@@ -121,3 +121,31 @@ struct KeyValueExpiryTests {
         #expect(kv.store.pendingExpiryCount == 0)
     }
 }
+
+/// Absolute deadlines (EXAT/PXAT) at the edges of the clocks' ranges.
+struct KeyValueAbsoluteExpiryTests {
+    @Test func aPXATBeyondTheMonotonicClocksRangeNeitherTrapsNorExpires() {
+        // A monotonic clock far ahead of Unix time: converting a far Unix deadline overflows.
+        let kv = CommandHarness(clock: KeyValueClock { .milliseconds(Int64.max / 2) })
+        #expect(kv.send("SET", "k", "v", "PXAT", "9223372036854775807") == "+OK\r\n")
+        #expect(kv.send("GET", "k") == "$1\r\nv\r\n")
+        #expect(kv.send("PTTL", "k").hasPrefix(":"))
+        #expect(!kv.send("PTTL", "k").hasPrefix(":-"))
+    }
+
+    @Test func anEXATInThePastStoresAnAlreadyExpiredKey() {
+        let kv = CommandHarness()
+        #expect(kv.send("SET", "k", "v", "EXAT", "1") == "+OK\r\n")
+        #expect(kv.send("GET", "k") == "$-1\r\n")
+        #expect(kv.send("SET", "k", "v", "EXAT", "0") == "-ERR invalid expire time in 'set' command\r\n")
+    }
+
+    @Test func ttlRoundsHalfASecondUp() {
+        let loop = TestLoop()
+        let kv = CommandHarness(clock: KeyValueClock { loop.now })
+        kv.send("SET", "k", "v", "PX", "1500")
+        #expect(kv.send("TTL", "k") == ":2\r\n")
+        kv.send("SET", "k", "v", "PX", "1499")
+        #expect(kv.send("TTL", "k") == ":1\r\n")
+    }
+}
