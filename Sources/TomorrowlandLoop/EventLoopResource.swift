@@ -33,4 +33,18 @@ extension EventLoop {
             for resource in live { resources[ObjectIdentifier(resource)] = nil }
         }
     }
+
+    /// Runs `body` with access to the loop-confined state, for the loop-only API of resources: on
+    /// the loop's thread, or while no thread drives the loop (claiming it for the call), or after
+    /// the loop shut down (nothing can drive it any more, and the resources are closed).
+    /// Another thread driving the loop is a precondition failure.
+    func withConfinedAccess<R>(_ operation: StaticString, _ body: () -> R) -> R {
+        if inEventLoop { return body() }
+        do {
+            return try withLoopAccess(operation, body)
+        } catch {
+            // Only `EventLoopError.shutDown`: the state of closed resources is final.
+            return body()
+        }
+    }
 }

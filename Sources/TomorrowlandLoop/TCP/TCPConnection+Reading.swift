@@ -44,7 +44,7 @@ extension TCPConnection {
     /// - Important: Call on the loop's thread (or while no thread drives the loop), once per
     ///   connection; exclusive with the promise reads (precondition).
     public func startReading(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
-        withLoopConfinedAccess("TCPConnection.startReading(_:)") { beginStreaming(handler) }
+        loop.withConfinedAccess("TCPConnection.startReading(_:)") { beginStreaming(handler) }
     }
 
     private func beginStreaming(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
@@ -62,7 +62,7 @@ extension TCPConnection {
     /// (backpressure). The handler is not called until ``resumeReading()``. Loop thread (or while no
     /// thread drives the loop).
     public func stopReading() {
-        withLoopConfinedAccess("TCPConnection.stopReading()") {
+        loop.withConfinedAccess("TCPConnection.stopReading()") {
             isReadingStopped = true
             updateReadInterest()
         }
@@ -71,7 +71,7 @@ extension TCPConnection {
     /// Resumes reading after ``stopReading()``; input still buffered is handed to the handler
     /// soon (not inside this call). Loop thread (or while no thread drives the loop).
     public func resumeReading() {
-        withLoopConfinedAccess("TCPConnection.resumeReading()") {
+        loop.withConfinedAccess("TCPConnection.resumeReading()") {
             guard isReadingStopped else { return }
             isReadingStopped = false
             updateReadInterest()

@@ -99,7 +99,7 @@ public final class TCPConnection: @unchecked Sendable {
     public var onWritable: (() -> Void)? {
         get { onWritableStorage }
         set {
-            withLoopConfinedAccess("TCPConnection.onWritable") { onWritableStorage = newValue }
+            loop.withConfinedAccess("TCPConnection.onWritable") { onWritableStorage = newValue }
         }
     }
     var onWritableStorage: (() -> Void)?
@@ -114,7 +114,7 @@ public final class TCPConnection: @unchecked Sendable {
     public var onInputClosed: (() -> Void)? {
         get { onInputClosedStorage }
         set {
-            withLoopConfinedAccess("TCPConnection.onInputClosed") { onInputClosedStorage = newValue }
+            loop.withConfinedAccess("TCPConnection.onInputClosed") { onInputClosedStorage = newValue }
         }
     }
     var onInputClosedStorage: (() -> Void)?
@@ -217,19 +217,6 @@ public final class TCPConnection: @unchecked Sendable {
             read?.resolver.reject(with: pendingError)
             for waiter in waiters { waiter.resolver.reject(with: pendingError) }
             closedResolver.fulfill(with: result)
-        }
-    }
-
-    /// Runs `body` with the loop-confined state for the loop-only API: on the loop's thread, or
-    /// while no thread drives the loop (claiming it for the call), or after the loop shut down
-    /// (nothing can drive it any more). Another thread driving the loop is a precondition failure.
-    func withLoopConfinedAccess<R>(_ operation: StaticString, _ body: () -> R) -> R {
-        if loop.inEventLoop { return body() }
-        do {
-            return try loop.withLoopAccess(operation, body)
-        } catch {
-            // Only `EventLoopError.shutDown`: the connection is closed and its state is final.
-            return body()
         }
     }
 }

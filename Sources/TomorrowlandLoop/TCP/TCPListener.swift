@@ -164,18 +164,21 @@ public final class TCPListener: @unchecked Sendable {
     }
 
     /// Stops accepting until ``resumeAccepting()`` (at a connection limit, for instance); pending
-    /// connections wait in the kernel's backlog. Loop thread.
+    /// connections wait in the kernel's backlog. Loop thread (or while no thread drives the
+    /// loop); from another thread while the loop runs it is a precondition failure.
     public func pauseAccepting() {
-        precondition(loop.inEventLoop, "TCPListener.pauseAccepting() must be called on the listener's loop thread")
-        isPausedByUser = true
-        if let listener { evconnlistener_disable(listener) }
+        loop.withConfinedAccess("TCPListener.pauseAccepting()") {
+            isPausedByUser = true
+            if let listener { evconnlistener_disable(listener) }
+        }
     }
 
-    /// Accepts again after ``pauseAccepting()``. Loop thread.
+    /// Accepts again after ``pauseAccepting()``. Same thread rule as ``pauseAccepting()``.
     public func resumeAccepting() {
-        precondition(loop.inEventLoop, "TCPListener.resumeAccepting() must be called on the listener's loop thread")
-        isPausedByUser = false
-        if let listener, !isBackingOff { evconnlistener_enable(listener) }
+        loop.withConfinedAccess("TCPListener.resumeAccepting()") {
+            isPausedByUser = false
+            if let listener, !isBackingOff { evconnlistener_enable(listener) }
+        }
     }
 
     // MARK: Internals
