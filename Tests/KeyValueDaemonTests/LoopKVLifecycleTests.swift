@@ -21,11 +21,12 @@ struct LoopKVLifecycleTests {
     }
 
     @Test func idleClientsAreClosedAndActiveOnesKept() throws {
-        let server = try LoopKVProcess(["--idle-timeout", "0.5"])
+        let server = try LoopKVProcess(["--idle-timeout", "1"])
         let idle = try server.connect()
         let active = try server.connect()
         #expect(try idle.call("PING") == "+PONG\r\n")
-        for _ in 0..<10 {
+        // The active client speaks every 0.1 s for 1.5 s: never idle for the timeout's length.
+        for _ in 0..<15 {
             Thread.sleep(forTimeInterval: 0.1)
             #expect(try active.call("PING") == "+PONG\r\n")
         }
