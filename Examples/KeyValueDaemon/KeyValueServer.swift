@@ -9,7 +9,8 @@ import TomorrowlandLoop
 /// them, and one ``ShardedStore`` that every loop shares (see its documentation for why).
 ///
 /// - Important: `@unchecked Sendable`: `listeners` is written once in ``start()`` before any
-///   other method runs; `clients[i]` is only touched on loop `i`'s thread; `clientCount` is
+///   other method runs; `clients[i]`'s contents are only touched on loop `i`'s thread (the array
+///   itself never changes, so loops never write to shared storage); `clientCount` is
 ///   behind its lock.
 final class KeyValueServer: @unchecked Sendable {
     let configuration: KeyValueServerConfiguration
@@ -18,7 +19,7 @@ final class KeyValueServer: @unchecked Sendable {
     private let logger: Logger
     private let sweeper: ExpirySweeper
     private var listeners: [TCPListener] = []
-    private var clients: [[ObjectIdentifier: ClientConnection]]
+    private let clients: [ClientRegistry]
     private let clientCount = LockedValue(0)
     private let stopping = LockedValue(false)
 
@@ -28,7 +29,7 @@ final class KeyValueServer: @unchecked Sendable {
         group = EventLoopGroup(loopCount: configuration.loopCount)
         store = ShardedStore(shardCount: configuration.loopCount == 1 ? 1 : 64, clock: .monotonic)
         sweeper = ExpirySweeper(store: store, executor: group.loops[0])
-        clients = Array(repeating: [:], count: configuration.loopCount)
+        clients = (0..<configuration.loopCount).map { _ in ClientRegistry() }
     }
 
     /// The port the listeners are bound to (the kernel's pick when the configuration says 0).
@@ -97,10 +98,10 @@ final class KeyValueServer: @unchecked Sendable {
             connection: connection, processor: CommandProcessor(store: store, infoProvider: infoText),
             maxRequestBytes: configuration.maxRequestBytes, idleTimeout: configuration.idleTimeout, logger: logger)
         let id = ObjectIdentifier(client)
-        clients[loopIndex][id] = client
+        clients[loopIndex].open[id] = client
         logger.debug("client connected", metadata: ["peer": "\(connection.remoteDescription)"])
         client.start { [self] in
-            clients[loopIndex][id] = nil
+            clients[loopIndex].open[id] = nil
             clientCount.withLock { $0 -= 1 }
         }
         if stopping.withLock({ $0 }) { client.close(afterFlushing: true) }
@@ -121,7 +122,7 @@ final class KeyValueServer: @unchecked Sendable {
         for listener in listeners { listener.close() }
         let closedAll = group.loops.enumerated().map { index, loop in
             Promise<Void, NoError>(on: .loop(loop)) { [self] resolver in
-                let open = Array(clients[index].values)
+                let open = Array(clients[index].open.values)
                 for client in open { client.close(afterFlushing: true) }
                 when(fulfilled: open.map { $0.connection.closed }).always(on: .immediate) { _ in
                     resolver.fulfill(with: ())
@@ -132,7 +133,7 @@ final class KeyValueServer: @unchecked Sendable {
             logger.warning("shutdown grace period over, closing remaining clients")
             for (index, loop) in group.loops.enumerated() {
                 loop.execute { [self] in
-                    for client in clients[index].values { client.close(afterFlushing: false) }
+                    for client in clients[index].open.values { client.close(afterFlushing: false) }
                 }
             }
         }
@@ -141,4 +142,9 @@ final class KeyValueServer: @unchecked Sendable {
             completion()
         }
     }
+}
+
+/// The clients of one loop. Touched only on that loop's thread.
+private final class ClientRegistry {
+    var open: [ObjectIdentifier: ClientConnection] = [:]
 }
