@@ -46,9 +46,8 @@ demo-promises: deps
 bench-kv: deps
 	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/bench-kv.sh
 
-# libFuzzer on the RESP parser and the command path from the committed seed corpora (Fuzz/corpus);
-# FUZZ_SECONDS per harness
-# (default 60).
+# libFuzzer on the RESP parser and on the command path, from the committed seed corpora
+# (Fuzz/corpus); FUZZ_SECONDS per harness (default 60).
 FUZZ_SECONDS ?= 60
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh

@@ -71,7 +71,7 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
         ),
         // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
-        // its tests use it; the fuzzer compiles its parser files alone).
+        // its tests use it; scripts/fuzz.sh compiles its sources into the fuzz harnesses).
         .target(
             name: "KeyValueCore",
             dependencies: ["Tomorrowland"],
