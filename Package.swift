@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
         .executable(name: "loopkv", targets: ["loopkv"]),
+        .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,6 +47,27 @@ let package = Package(
             name: "TomorrowlandDemo",
             dependencies: ["Tomorrowland", "TomorrowlandLoop"],
             path: "Examples/TomorrowlandDemo"
+        ),
+        // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
+        // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
+        // logs and runs an EventLoop on the main thread.
+        .target(
+            name: "ProbeCore",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/ProbeCore"
+        ),
+        .executableTarget(
+            name: "ProbeDaemon",
+            dependencies: [
+                "ProbeCore", "Tomorrowland", "TomorrowlandLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/ProbeDaemon"
+        ),
+        .testTarget(
+            name: "ProbeDaemonTests",
+            dependencies: ["ProbeCore", "ProbeDaemon", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"]
         ),
         .testTarget(
             name: "TomorrowlandTests",

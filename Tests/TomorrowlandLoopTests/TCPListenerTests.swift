@@ -167,3 +167,53 @@ struct TCPListenerTests {
         }
     }
 }
+
+@Suite("TCPListener out of descriptors")
+struct TCPListenerDescriptorExhaustionTests {
+    /// In a child process (it lowers the descriptor limit): with no descriptor left, accept
+    /// fails with EMFILE; the listener pauses for its backoff instead of spinning on the readable
+    /// socket, and accepts the waiting connections once descriptors are free again.
+    @Test func runningOutOfDescriptorsPausesAcceptingAndResumesLater() async {
+        await #expect(processExitsWith: .success) {
+            let loop = EventLoop()
+            let accepted = LoopBox(0)
+            let listener = try! TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in accepted.value += 1 }
+            var clients: [Int32] = []
+            for _ in 0..<3 {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                address.sin_port = listener.localPort.bigEndian
+                let status = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                guard status == 0 else { exit(10) }
+                clients.append(fd)
+            }
+            // Use up every descriptor under a lowered limit.
+            var limit = rlimit()
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            limit.rlim_cur = 256
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            var fillers: [Int32] = []
+            while true {
+                let fd = dup(0)
+                if fd < 0 { break }
+                fillers.append(fd)
+            }
+            guard errno == EMFILE else { exit(11) }
+            _ = loop.run(until: loop.sleep(for: .milliseconds(350)))
+            // Level-triggered readiness would have failed thousands of times; the backoff allows
+            // about one failure per 100 ms.
+            guard accepted.value == 0, (1...6).contains(listener.resourceFailures) else { exit(12) }
+            for fd in fillers { close(fd) }
+            _ = loop.run(until: loop.sleep(for: .milliseconds(300)))
+            guard accepted.value == 3 else { exit(13) }
+            loop.shutdown()
+            exit(0)
+        }
+    }
+}

@@ -14,7 +14,7 @@
 final class TCPByteBuffer {
     /// Capacity kept when the buffer empties; larger storage is freed then, so that a connection
     /// that once buffered a large burst does not keep the memory while idle.
-    static let retainedCapacity = 64 * 1024
+    static let retainedCapacity = 16 * 1024
 
     private var storage: UnsafeMutableRawPointer?
     private(set) var capacity = 0
@@ -45,7 +45,7 @@ final class TCPByteBuffer {
                 // Compacting is cheaper than growing: the live bytes are at most half.
                 if readable > 0 { memmove(storage!, storage! + readerIndex, readable) }
             } else {
-                var newCapacity = Swift.max(capacity, 4096)
+                var newCapacity = Swift.max(capacity, 2048)
                 while newCapacity - readable < count { newCapacity *= 2 }
                 let newStorage = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
                 if readable > 0 { newStorage.copyMemory(from: storage! + readerIndex, byteCount: readable) }

@@ -26,8 +26,12 @@ extension TCPConnection {
 
     /// The most bytes one readiness callback reads before it hands them over.
     static let readBudget = 256 * 1024
-    /// The space reserved for each `recv`.
-    static let readChunk = 64 * 1024
+    /// The first `recv` size of a connection: small, so that many idle connections stay cheap.
+    static let initialReadSize = 2048
+    /// The largest `recv` size: a connection's read size doubles up to this each time a `recv`
+    /// fills the space it was given (bulk transfers), and halves when one uses less than a
+    /// quarter.
+    static let maximumReadSize = 64 * 1024
 
     // MARK: Streaming input
 
@@ -254,13 +258,18 @@ extension TCPConnection {
             // Never read more than one byte past the bound: the buffer stays bounded by it.
             let allowed = inputLimit + 1 - input.readableBytes
             guard allowed > 0 else { break }
-            let space = input.reserveWritable(Swift.min(Self.readChunk, allowed))
-            let count = recv(fd, space.baseAddress, Swift.min(space.count, allowed), 0)
+            let space = input.reserveWritable(Swift.min(readSize, allowed))
+            let requested = Swift.min(space.count, allowed)
+            let count = recv(fd, space.baseAddress, requested, 0)
             if count > 0 {
                 input.commitWritten(count)
                 total += count
-                if count < Swift.min(space.count, allowed) { break }
-                continue
+                if count == requested {
+                    readSize = Swift.min(readSize * 2, Self.maximumReadSize)
+                    continue
+                }
+                if count < requested / 4 { readSize = Swift.max(readSize / 2, Self.initialReadSize) }
+                break
             }
             if count == 0 {
                 endOfInput = true

@@ -68,6 +68,8 @@ public final class TCPConnection: @unchecked Sendable {
     var isReadEventAdded = false
     var isWriteEventAdded = false
     let input = TCPByteBuffer()
+    /// The size of the next `recv` (adapts between ``initialReadSize`` and ``maximumReadSize``).
+    var readSize = TCPConnection.initialReadSize
     let output = TCPByteBuffer()
     /// The peer sent end of input.
     var isInputClosed = false

@@ -37,6 +37,9 @@ public final class TCPListener: @unchecked Sendable {
     /// Accepting is paused after a resource error, until the backoff timer fires.
     private var isBackingOff = false
     private let isClosedFlag = Atomic<Bool>(false)
+    /// How many times `accept` failed for lack of descriptors or memory (each pauses accepting
+    /// for ``resourceBackoff``); loop-confined, for tests and diagnostics.
+    private(set) var resourceFailures = 0
 
     private init(
         listener: OpaquePointer, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
@@ -208,6 +211,7 @@ public final class TCPListener: @unchecked Sendable {
         guard let listener else { return }
         switch code {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            resourceFailures += 1
             // The pending connection stays in the backlog and the socket stays readable: without
             // a pause, level-triggered readiness would spin the loop.
             evconnlistener_disable(listener)
