@@ -100,9 +100,14 @@ final class RESPClient {
 
     /// Reads one complete reply and returns its RESP text.
     func readReply() throws -> String {
+        String(decoding: try readReplyBytes(), as: UTF8.self)
+    }
+
+    /// Reads one complete reply and returns its bytes.
+    func readReplyBytes() throws -> [UInt8] {
         while true {
             if let length = Self.replyLength(buffer, at: 0) {
-                let reply = String(decoding: buffer[..<length], as: UTF8.self)
+                let reply = Array(buffer[..<length])
                 buffer.removeFirst(length)
                 hasReplied = true
                 return reply
