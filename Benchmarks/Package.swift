@@ -22,6 +22,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Echo round trips per second over loopback TCP, server and client on two loops.
+        .executableTarget(
+            name: "TCPEchoBench",
+            dependencies: [
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
