@@ -22,6 +22,10 @@ import Tomorrowland
 /// belong to the loop's thread (or a time when no thread drives it); the state getters
 /// (``pendingOutputBytes``, ``isWritable``...) are meaningful there only.
 ///
+/// Input is pulled from the socket only while it is wanted (streaming and not stopped, or a
+/// promise read pending): a connection that is not reading does not notice that the peer closed
+/// until it reads, or until a write fails.
+///
 /// The loop keeps an open connection alive; it closes every open connection when it shuts down.
 /// Closing releases the handler and callbacks, which breaks the usual cycle of a handler that
 /// captures its connection. Writes never raise `SIGPIPE` (`MSG_NOSIGNAL`): a dead peer rejects

@@ -198,7 +198,8 @@ public final class TCPListener: @unchecked Sendable {
     }
 
     private func accepted(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?, length: Int32) {
-        guard listener != nil, let onAccept else {
+        // `close()` from another thread sets the flag before its hop reaches the loop.
+        guard listener != nil, !isClosed, let onAccept else {
             closeDescriptor(fd)
             return
         }
