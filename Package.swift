@@ -11,14 +11,15 @@ let package = Package(
         .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
     ],
     dependencies: [
+        // The example daemons (loopkv, loopprobe) only: the library products depend on nothing
+        // but the toolchain and libevent, and SwiftPM fetches these only for those who build the
+        // examples.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-    ],
-    dependencies: [
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
         // depends on it, so nothing of it is built into or linked with the library, and packages
         // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Thread-local slots the core reads on every dispatch (`isExecutingNow`, the `.main`
