@@ -115,3 +115,7 @@ extension Promise {
         return IsolatedPromise(promise: self, executor: executor)
     }
 }
+
+/// Not `Sendable`, on purpose: the view and the closures given to it belong to the loop's code.
+@available(*, unavailable, message: "IsolatedPromise stays on its loop; pass its `promise` instead")
+extension IsolatedPromise: Sendable {}
