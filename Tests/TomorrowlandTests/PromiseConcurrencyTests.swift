@@ -229,6 +229,35 @@ struct PromiseAwaitCancellationTests {
     }
 }
 
+@Suite("The await bridge under races")
+struct PromiseAwaitRaceTests {
+    /// Resolution, task cancellation and the cancel request race on three threads; every wait
+    /// must end exactly once, with the value or with cancellation (a second resume would trap).
+    @Test func resolveAndCancelRacingEndEveryWaitExactlyOnce() async {
+        let iterations = 300
+        let outcomes = Recorder<String>()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<iterations {
+                let work = Recorder<StdPromise<Int>.Resolver>()
+                let (promise, resolver) = cancellablePromise(recordingIn: Recorder<String>())
+                work.record(resolver)
+                let held = Locked<StdPromise<Int>?>(promise)
+                let task = Task { try await held.take().value }
+                DispatchQueue.global().async { resolver.fulfill(with: index) }
+                DispatchQueue.global().async { task.cancel() }
+                group.addTask {
+                    switch await task.result {
+                    case .success(let value): outcomes.record(value == index ? "value" : "wrong value")
+                    case .failure(let error): outcomes.record(error is CancellationError ? "cancelled" : "\(error)")
+                    }
+                }
+            }
+        }
+        #expect(outcomes.count == iterations)
+        #expect(outcomes.values.allSatisfy { $0 == "value" || $0 == "cancelled" })
+    }
+}
+
 @Suite("Promises of async work")
 struct PromiseAsyncOperationTests {
     @Test func theReturnedValueFulfils() async throws {
