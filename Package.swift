@@ -136,6 +136,20 @@ let package = Package(
             name: "TomorrowlandTestingTests",
             dependencies: ["TomorrowlandTesting", "Tomorrowland"]
         ),
+        // A user's file in Swift 6 mode (complete strict concurrency) with the upcoming features
+        // on, using the README's API and the async bridges: it must build with zero warnings
+        // (-warnings-as-errors) and its tests run.
+        .testTarget(
+            name: "TomorrowlandStrictConcurrencyTests",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"],
+            swiftSettings: [
+                .swiftLanguageMode(.v6),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .unsafeFlags(["-warnings-as-errors"]),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
