@@ -5,7 +5,7 @@
 /// Why awaiting a promise with ``Promise/typedValue`` failed: the promise was rejected, or
 /// cancelled.
 ///
-/// The typed-throws counterpart of ``Promise/value``: `value` throws the promise's error itself
+/// The typed-throws counterpart of `Promise.value`: `value` throws the promise's error itself
 /// (and `CancellationError` for a cancelled promise) as `any Error`; `typedValue` throws this
 /// enum, whose cases a `do throws(PromiseAwaitError<E>)` block can switch over exhaustively.
 public enum PromiseAwaitError<Error: Sendable>: Swift.Error {
@@ -167,7 +167,7 @@ extension Promise where Value: Sendable, Error: Swift.Error {
     /// Creates a promise that runs `operation` in a new `Task` preferring `executor`, and
     /// resolves with its outcome.
     ///
-    /// Like ``init(priority:operation:)``, but nonisolated parts of the operation run on
+    /// Like `init(priority:operation:)`, but nonisolated parts of the operation run on
     /// `executor` (an `EventLoop` or a `TestLoop`, for example): see
     /// `Task(executorPreference:priority:operation:)`. The task keeps `executor` alive.
     @discardableResult

@@ -14,8 +14,10 @@ public protocol SerialPromiseExecutor: PromiseExecutor {}
 extension SerialPromiseExecutor {
     /// Stops the program unless the calling thread runs this executor's work.
     ///
-    /// - Parameter what: What needed the executor, for the message (for example
-    ///   `"LoopBound.value"`).
+    /// - Parameters:
+    ///   - what: What needed the executor, for the message (for example `"LoopBound.value"`).
+    ///   - file: The file to report, the caller's by default.
+    ///   - line: The line to report, the caller's by default.
     public func preconditionIsCurrent(
         _ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line
     ) {

@@ -11,7 +11,7 @@ import Tomorrowland
 /// Get one from ``TCPListener`` (accepted) or ``connect(host:port:on:timeout:options:)``. Input is
 /// either streamed to a handler (``startReading(_:)``, for servers that parse in place) or pulled
 /// with promise reads (``read(maxBytes:)``, ``read(upTo:maxBytes:)``, ``read(exactly:)``), never
-/// both. Output is buffered and sent as the socket accepts it (``write(_:)``, ``enqueue(_:)``,
+/// both. Output is buffered and sent as the socket accepts it (``write(_:)``, ``enqueue(_:)-(Collection<UInt8>)``,
 /// ``flush()``), with backpressure through ``isWritable`` and ``onWritable``.
 ///
 /// Every callback and every promise resolution of a connection happens on its loop's thread.

@@ -21,7 +21,7 @@ public final class TCPListener: @unchecked Sendable {
     /// How long accepting pauses after `accept` ran out of descriptors or memory.
     public static let resourceBackoff: Duration = .milliseconds(100)
 
-    /// The loop whose thread accepts and runs ``onAccept``.
+    /// The loop whose thread accepts and runs the `onAccept` handler given to ``listen(host:port:on:options:onAccept:)``.
     public let loop: EventLoop
     /// The port the socket is bound to (the kernel's choice when listening on port 0).
     public let localPort: UInt16
