@@ -65,6 +65,12 @@ let package = Package(
             name: "TomorrowlandLoopTests",
             dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
         ),
+        // Random programs of promise operations checked against a reference model of the
+        // documented rules (API.md); seeded, with a shrinker.
+        .testTarget(
+            name: "TomorrowlandModelTests",
+            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
+        ),
         .testTarget(
             name: "TomorrowlandTestingTests",
             dependencies: ["TomorrowlandTesting", "Tomorrowland"]
