@@ -42,6 +42,19 @@ test-tsan: deps
 test-asan: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SWIFT_BUILD_FLAGS)
 
+# Runs a program that exercises the loop, promises, timers, watchers, a group and shutdown
+# (Tests/TomorrowlandLeakProbe) under valgrind; fails on any definitely or indirectly lost block.
+# Release build with DWARF 4 (valgrind 3.19 cannot read the toolchain's default DWARF 5). What
+# valgrind still lists as "possibly lost" / "still reachable" belongs to the Swift runtime's
+# metadata caches and to threads alive at exit (libdispatch workers), not to the library.
+# `TOMORROWLAND_LEAK_PROBE_LEAK=1 make leaks` leaks a cycle on purpose and must fail.
+leaks: deps
+	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+	$(SWIFT) build -c release --scratch-path .build-leaks --product TomorrowlandLeakProbe \
+		-Xswiftc -dwarf-version=4 -Xcc -gdwarf-4 $(SWIFT_BUILD_FLAGS)
+	valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+		.build-leaks/release/TomorrowlandLeakProbe
+
 demo: deps
 	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 

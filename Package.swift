@@ -54,6 +54,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/LoopMainQueueProbe"
         ),
+        // The program `make leaks` runs under valgrind: loop, promises, timers, watchers, a group
+        // and shutdown, everything released before exit.
+        .executableTarget(
+            name: "TomorrowlandLeakProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/TomorrowlandLeakProbe"
+        ),
         // The seed README's usage examples, compiled in Swift 5 language mode as
         // Tomorrowland-era code is: they must build without a diagnostic.
         .testTarget(

@@ -62,6 +62,11 @@ final class LibraryRun: @unchecked Sendable {
         return promise
     }
 
+    /// A copy, so that no access to the array is in progress while the library runs callbacks.
+    private func resolver(_ raw: Int) -> ModelPromise.Resolver {
+        resolvers[raw % resolvers.count]
+    }
+
     private func handle(_ raw: Int) -> ModelPromise? {
         handles[raw % handles.count]
     }
@@ -194,20 +199,25 @@ final class LibraryRun: @unchecked Sendable {
         case .makeRoot(let requestContext):
             _ = makeRoot(requestContext: requestContext, keepingHandle: true)
         case .fulfill(let root, let value):
-            resolvers[root % resolvers.count].fulfill(with: value)
+            resolver(root).fulfill(with: value)
         case .reject(let root, let code):
-            resolvers[root % resolvers.count].reject(with: ModelError(code: code))
+            resolver(root).reject(with: ModelError(code: code))
         case .cancel(let root):
-            resolvers[root % resolvers.count].cancel()
+            resolver(root).cancel()
         case .resolveWithPromise(let rawRoot, let rawSource):
             let index = rawRoot % resolvers.count
             let sourceID = rawSource % handles.count
             guard rootIDs[index] != sourceID, let source = handles[sourceID] else { return }
-            resolvers[index].resolve(with: source)
+            resolver(index).resolve(with: source)
         case .requestCancel(let raw):
-            cancellables[raw % cancellables.count]?.requestCancel()
+            let cancellable = cancellables[raw % cancellables.count]
+            cancellable?.requestCancel()
         case .dropHandle(let raw):
+            // Taken out first: the release may run callbacks that add promises, which must not
+            // happen inside the array's modify access.
+            let dropped = handles[raw % handles.count]
             handles[raw % handles.count] = nil
+            withExtendedLifetime(dropped) {}
         case .derive(let kind, let rawParent, let context, let rawToken):
             guard let parent = handle(rawParent) else { return }
             let id = reserve()
