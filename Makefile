@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build test test-tsan test-asan leaks demo format lint bench bench-callgrind clean
+.PHONY: deps build test test-tsan test-asan leaks demo docs format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -60,6 +60,18 @@ leaks: deps
 demo: deps
 	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
+# The DocC archives of the three library modules, offline, with swift-docc-plugin, into docs/
+# (one .doccarchive per module; serve one with `python3 -m http.server -d docs/Tomorrowland.doccarchive`
+# and open /documentation/tomorrowland). Prints each module's documentation coverage. Pass more
+# docc options with DOCC_FLAGS, e.g. `make docs DOCC_FLAGS=--warnings-as-errors`.
+DOCC_FLAGS ?=
+
+docs: deps
+	$(SWIFT) package $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
+		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting \
+		--output-path docs --experimental-skip-synthesized-symbols \
+		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
+
 # Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
 format:
 	$(SWIFT) format --in-place -r Sources Tests Examples
@@ -87,4 +99,4 @@ bench-callgrind: deps
 	Benchmarks/scripts/callgrind.sh
 
 clean:
-	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-*
+	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* docs

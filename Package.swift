@@ -8,6 +8,12 @@ let package = Package(
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
     ],
+    dependencies: [
+        // `make docs`: the `generate-documentation` command. A command plugin only: no target
+        // depends on it, so nothing of it is built into or linked with the library, and packages
+        // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
+    ],
     targets: [
         // Thread-local slots the core reads on every dispatch (`isExecutingNow`, the `.main`
         // chaining flag). A regular C target, not a header-only shim, so that there is exactly

@@ -14,10 +14,13 @@ extension Promise {
     ///   of this one (D3).
     @inlinable
     func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
-        let child = PromiseBox<U, F>(handler: handler)
-        if propagatingCancel { child.propagateCancel(to: box) }
+        let child = DerivedBox<PromiseResult<U, F>>(handler: handler)
         let promise = Promise<U, F>(box: child)
-        box.register(child)
+        if propagatingCancel {
+            box.registerNewChild(child)
+        } else {
+            box.register(child)
+        }
         return promise
     }
 
@@ -29,9 +32,13 @@ extension Promise {
     ///   - passThrough: The child's result when the callback does not apply to the upstream
     ///     result (settled on the resolving thread, no context hop), or `nil` when it applies.
     ///   - callback: The user's closure.
-    ///   - body: Runs `callback` on `context` and says how the child settles. A closure that
-    ///     captures nothing, so that the only allocation is the handler's context.
+    ///   - body: Runs `callback` on `context` and says how the child settles.
+    ///
+    /// Always inlined into the callback families: `whenSuppressed`, `passThrough` and `body` are
+    /// then known functions, so the handler closure captures nothing and needs no allocation
+    /// (context, callback and token guard live in the ``CallbackBox``).
     @inlinable
+    @inline(__always)
     func deriveCallback<U, F, Callback>(
         on context: PromiseContext,
         token: PromiseInvalidationToken?,
@@ -40,19 +47,48 @@ extension Promise {
         callback: Callback,
         body: @escaping (Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
-        let tokenGuard = token.guardNow
-        return derive(propagatingCancel: true) { child, source, stage in
-            let child = unsafeDowncast(child, to: PromiseBox<U, F>.self)
+        if let tokenGuard = token.guardNow {
+            return deriveCallback(
+                on: context, storing: GuardedCallback(callback: callback, tokenGuard: tokenGuard),
+                whenSuppressed: whenSuppressed, passThrough: passThrough, body: body)
+        }
+        return deriveCallback(
+            on: context, storing: PlainCallback(callback: callback),
+            whenSuppressed: whenSuppressed, passThrough: passThrough, body: body)
+    }
+
+    /// ``deriveCallback(on:token:whenSuppressed:passThrough:callback:body:)`` for one way of
+    /// storing the callback.
+    @inlinable
+    @inline(__always)
+    func deriveCallback<U, F, Storage: CallbackStorage>(
+        on context: PromiseContext,
+        storing storage: Storage,
+        whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
+        passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
+        body: @escaping (Storage.Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
+    ) -> Promise<U, F> {
+        typealias Box = CallbackBox<PromiseResult<U, F>, Storage?>
+        let child = Box(context: context, stored: storage) { child, source, stage in
+            let child = unsafeDowncast(child, to: Box.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive:
-                if let passed = passThrough(result) { return .settled(child.settle(passed)) }
-                return .dispatch(context)
+                if let passed = passThrough(result) {
+                    child.stored = nil
+                    return .settled(child.settle(passed))
+                }
+                // The box keeps the context, and so its executor, alive while this runs.
+                if case .executor(let executor) = child.context { return .submit(UnretainedExecutor(executor)) }
+                return .dispatch(child.context)
             case .run:
-                if let tokenGuard, !tokenGuard.isValid {
+                // Released at the end of this call, on the callback's context (B7).
+                let storage = child.stored.unsafelyUnwrapped
+                child.stored = nil
+                if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
                     return .settled(child.settle(whenSuppressed(result)))
                 }
-                switch body(callback, result) {
+                switch body(storage.callback, result) {
                 case .result(let settled):
                     return .settled(child.settle(settled))
                 case .adopt(let promise):
@@ -60,6 +96,9 @@ extension Promise {
                 }
             }
         }
+        let promise = Promise<U, F>(box: child)
+        box.registerNewChild(child)
+        return promise
     }
 
     /// A propagating child whose result is `transform(result)`, settled inline on the resolving

@@ -86,6 +86,7 @@ extension EventLoop: PromiseExecutor {
     }
 }
 
+/// The event loop as a promise context.
 extension PromiseContext {
     /// The context that runs callbacks on `loop`'s thread: `.executor(loop)`.
     ///

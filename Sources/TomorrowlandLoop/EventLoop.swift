@@ -160,8 +160,8 @@ public final class EventLoop: @unchecked Sendable {
     /// under a lock and wakes the loop (one `eventfd` write per burst of submissions).
     ///
     /// - Important: Submitting to a loop that was shut down is a precondition failure: keep the
-    ///   loop alive until the work aimed at it (including promise callbacks on ``PromiseContext/loop(_:)``)
-    ///   is done, and shut it down last.
+    ///   loop alive until the work aimed at it (including promise callbacks on
+    ///   ``Tomorrowland/PromiseContext/loop(_:)``) is done, and shut it down last.
     /// - Parameter work: The closure to run, on the loop's thread.
     @preconcurrency
     public func execute(_ work: @escaping @Sendable () -> Void) {

@@ -4,7 +4,7 @@ import Tomorrowland
 ///
 /// Nothing runs until the test drives the loop: ``run()`` runs the work that is ready now,
 /// ``advance(by:)`` and ``advance(to:)`` move the virtual clock and fire the timers that come due,
-/// ``runAll()`` drains every pending timer. Work runs on the thread that drives the loop, inside
+/// ``runAll(maxSteps:)`` drains every pending timer. Work runs on the thread that drives the loop, inside
 /// the driving call, so the same test gives the same interleaving on every run.
 ///
 /// ```swift
@@ -43,7 +43,7 @@ import Tomorrowland
 /// thread is ordered by when its `submit` took the lock, which only the test can make
 /// deterministic.
 ///
-/// Driving (``run()``, ``advance(by:)``, ``advance(to:)``, ``runAll()``) is exclusive: driving the
+/// Driving (``run()``, ``advance(by:)``, ``advance(to:)``, ``runAll(maxSteps:)``) is exclusive: driving the
 /// loop from inside its own work, or from two threads at once, stops the program with a
 /// precondition failure, because neither has a deterministic meaning.
 ///

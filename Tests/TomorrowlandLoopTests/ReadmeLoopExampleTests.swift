@@ -9,9 +9,9 @@ struct ReadmeLoopExampleTests {
         let loop = EventLoop()
         let answer = Promise<Int, Never>(on: .loop(loop)) { $0.fulfill(with: 42) }
             .map(on: .loop(loop)) { $0 + 1 }
-            .timeout(on: .loop(loop), delay: .seconds(5))
-        let result = loop.run(until: answer)
-        #expect(result.value == 43)
+            .timeout(on: .loop(loop), delay: .seconds(5))  // a loop timer
+        let result = loop.run(until: answer)  // drives the loop until it resolves: .value(43)
         loop.shutdown()
+        #expect(result.value == 43)
     }
 }

@@ -22,13 +22,13 @@ final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
     }
 }
 
-extension PromiseBox {
+extension ResultBox {
     /// A pipe node that settles this box with the result of a source of the same type.
     @inlinable
-    func pipeNode() -> PipeNode {
+    final func pipeNode() -> PipeNode {
         PipeNode(target: self) { source, target in
-            unsafeDowncast(target, to: PromiseBox<Value, Error>.self).settle(
-                PromiseBox<Value, Error>.resolvedResult(of: source))
+            unsafeDowncast(target, to: ResultBox<Result>.self).settle(
+                ResultBox<Result>.resolvedResult(of: source))
         }
     }
 
@@ -36,7 +36,7 @@ extension PromiseBox {
     ///
     /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
     @inlinable
-    func adopt(_ inner: PromiseBox<Value, Error>) -> ReadyCallbacks? {
+    final func adopt(_ inner: ResultBox<Result>) -> ReadyCallbacks? {
         propagateCancel(to: inner)
         return inner.registerReturningReady(pipeNode())
     }

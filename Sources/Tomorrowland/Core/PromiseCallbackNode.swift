@@ -36,6 +36,23 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 
+    /// Reverses a list linked through ``next`` and returns its new head: a promise stores its
+    /// callbacks newest first, and they run oldest first.
+    @inlinable
+    static func reversed(_ head: PromiseCallbackNode) -> PromiseCallbackNode {
+        // The common case, one callback, costs one load and one compare.
+        guard var rest = head.next else { return head }
+        var reversed = head
+        reversed.next = nil
+        while true {
+            let following = rest.next
+            rest.next = reversed
+            reversed = rest
+            guard let next = following else { return reversed }
+            rest = next
+        }
+    }
+
     /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
     final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
         next = source
@@ -45,8 +62,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
     @usableFromInline
     final func run() {
-        let source = unsafeDowncast(next.unsafelyUnwrapped, to: PromiseCore.self)
-        next = nil
+        // `take()`: moves the reference out, no retain/release pair.
+        let source = unsafeDowncast(next.take().unsafelyUnwrapped, to: PromiseCore.self)
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
     }
 
@@ -91,8 +108,7 @@ enum CallbackDrain {
         var suspended: [ReadyCallbacks] = []
         while true {
             if let node = current.head {
-                current.head = node.next
-                node.next = nil
+                current.head = node.next.take()
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
                 {

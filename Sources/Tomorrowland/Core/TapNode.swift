@@ -40,6 +40,11 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
 
     @usableFromInline
     override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
+        // The common case first, without copying the context (a copy retains the executor).
+        if case .executor(let executor) = context {
+            submitAsJob(to: executor, source: source)
+            return nil
+        }
         switch context.route(isSynchronous: isSynchronous) {
         case .inline(let flag):
             runInline(isExecutingNow: flag) { invoke(self, source) }

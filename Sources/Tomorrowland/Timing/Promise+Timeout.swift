@@ -37,7 +37,7 @@ extension Promise {
     /// A new promise that adopts this promise's value or cancellation, or is rejected with
     /// ``PromiseTimeoutError/timedOut`` if this promise has not resolved within `delay`.
     ///
-    /// The `Duration` form of ``timeout(on:delay:)-(_,TimeInterval)``, with the same rules.
+    /// The `Duration` form of ``timeout(on:delay:)-7x0kk``, with the same rules.
     @inlinable
     public func timeout(
         on context: PromiseContext = .nowOr(.auto), delay: Duration
@@ -159,7 +159,7 @@ extension Promise where Error == Swift.Error {
     /// seconds.
     ///
     /// Rejections pass through unchanged. Otherwise the same rules as the generic
-    /// ``timeout(on:delay:)-(_,TimeInterval)``: the result is delivered on `context`, the timer
+    /// ``timeout(on:delay:)-7x0kk``: the result is delivered on `context`, the timer
     /// runs on `context`'s executor, and the timeout sends one cancel request upstream.
     ///
     /// - Parameters:
@@ -177,7 +177,7 @@ extension Promise where Error == Swift.Error {
     /// `PromiseTimeoutError<Swift.Error>.timedOut` if this promise has not resolved within
     /// `delay`.
     ///
-    /// The `Duration` form of ``timeout(on:delay:)-(_,TimeInterval)``, with the same rules.
+    /// The `Duration` form of ``timeout(on:delay:)-7x0kk``, with the same rules.
     @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: Duration) -> Promise<Value, Swift.Error> {
         makeTimeout(on: context, delay: delay, timedOut: PromiseTimeoutError<Swift.Error>.timedOut) { $0 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The error of a promise returned by ``Promise/timeout(on:delay:)-(_,TimeInterval)``: the
+/// The error of a promise returned by ``Promise/timeout(on:delay:)-7x0kk``: the
 /// upstream's own error, or the timeout.
 ///
 /// - Important: `@unchecked Sendable` because `Swift.Error` requires `Sendable` while `Error` is

@@ -79,6 +79,8 @@ func whenTuple<Output, Error>(
 /// `DispatchQueue.global(qos: qos)`, and cancel requests on the result reach every input.
 ///
 /// - Parameters:
+///   - a: The first input.
+///   - b: The second input.
 ///   - qos: The quality-of-service class of the global queue that delivers the outcome.
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
@@ -101,6 +103,9 @@ public func when<Value1, Value2, Error>(
 /// `DispatchQueue.global(qos: qos)`, and cancel requests on the result reach every input.
 ///
 /// - Parameters:
+///   - a: The first input.
+///   - b: The second input.
+///   - c: The third input.
 ///   - qos: The quality-of-service class of the global queue that delivers the outcome.
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
@@ -124,6 +129,10 @@ public func when<Value1, Value2, Value3, Error>(
 /// `DispatchQueue.global(qos: qos)`, and cancel requests on the result reach every input.
 ///
 /// - Parameters:
+///   - a: The first input.
+///   - b: The second input.
+///   - c: The third input.
+///   - d: The fourth input.
 ///   - qos: The quality-of-service class of the global queue that delivers the outcome.
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
@@ -149,6 +158,11 @@ public func when<Value1, Value2, Value3, Value4, Error>(
 /// `DispatchQueue.global(qos: qos)`, and cancel requests on the result reach every input.
 ///
 /// - Parameters:
+///   - a: The first input.
+///   - b: The second input.
+///   - c: The third input.
+///   - d: The fourth input.
+///   - e: The fifth input.
 ///   - qos: The quality-of-service class of the global queue that delivers the outcome.
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.
@@ -175,6 +189,12 @@ public func when<Value1, Value2, Value3, Value4, Value5, Error>(
 /// `DispatchQueue.global(qos: qos)`, and cancel requests on the result reach every input.
 ///
 /// - Parameters:
+///   - a: The first input.
+///   - b: The second input.
+///   - c: The third input.
+///   - d: The fourth input.
+///   - e: The fifth input.
+///   - f: The sixth input.
 ///   - qos: The quality-of-service class of the global queue that delivers the outcome.
 ///   - cancelOnFailure: If true, the first rejection or cancellation of an input requests
 ///     cancellation of every input, once.

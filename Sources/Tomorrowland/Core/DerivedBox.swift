@@ -1,0 +1,56 @@
+/// The box of a promise derived from another one (`map`, `tap()`, `timeout`, …): a
+/// ``ResultBox`` that is also the callback registered on its upstream, with the
+/// ``PromiseCore/Handler`` that settles it.
+///
+/// A subclass of its own so that promises made with a resolver do not carry the handler's two
+/// words. Its methods are unspecialised generic code, but they touch only non-generic fields.
+@usableFromInline
+class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sendable {
+    /// The work that settles this promise from its upstream's result. Belongs to whoever owns
+    /// the node (see ``PromiseCallbackNode``), not to the lock.
+    @usableFromInline
+    @exclusivity(unchecked)
+    final var handler: Handler?
+
+    /// A pending derived box.
+    @inlinable
+    init(handler: @escaping Handler) {
+        self.handler = handler
+        super.init()
+    }
+
+    /// Fires this promise as a derived promise of `source` (see ``Handler``).
+    @usableFromInline
+    override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
+        // The temporary reference the call takes is dropped before anything is submitted, so
+        // that the job holds the only reference to the user's closure (released on its context).
+        // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
+        // general abstraction, and calling it then allocates a reabstraction thunk every time.
+        let outcome = handler!(self, source, .arrive)
+        switch outcome {
+        case .settled(let ready):
+            handler = nil
+            return ready
+        case .submit(let executor):
+            submitAsJob(to: executor.executor, source: source)
+            return nil
+        case .dispatch(let context):
+            switch context.route(isSynchronous: isSynchronous) {
+            case .inline(let flag):
+                let work = handler!
+                handler = nil
+                return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
+            case .executor(let executor):
+                submitAsJob(to: executor, source: source)
+                return nil
+            }
+        }
+    }
+
+    /// Runs the derived promise's callback on its context, and what that makes ready.
+    override final func run(source: PromiseCore) {
+        let work = handler!
+        handler = nil
+        CallbackDrain.run(work(self, source, .run).ready)
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+import Tomorrowland
+
+// The README's `loadGreeting()`, at file scope as in the README's top-level code: a local function
+// would not be `@Sendable`.
+func loadGreeting() throws -> String { "hello" }
+
+/// The README tour's examples that have no test of their own elsewhere, verbatim, followed by
+/// checks of what their comments say, so that the README stays true.
+@Suite("README: the tour's promise and cancellation examples")
+struct ReadmeTourExampleTests {
+    @Test func creatingPromises() async {
+        let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+        let printed = promise.map(on: .immediate) { $0 * 2 }
+            .then(on: .utility) { print("value:", $0) }  // value: 42, on a utility queue
+            .catch(on: .utility) { print("error:", $0) }
+        resolver.fulfill(with: 21)
+
+        let greeting = StdPromise<String>(on: .utility) { resolver in
+            resolver.onRequestCancel(on: .immediate) { $0.cancel() }
+            resolver.fulfill(with: try loadGreeting())  // a throw rejects the promise
+        }
+
+        await waitUntilResolved(printed)
+        await waitUntilResolved(greeting)
+        #expect(printed.result == .value(42))
+        #expect(greeting.result?.value == "hello")
+    }
+
+    @Test func cancellationAndTokens() {
+        /// Starts work that stops as soon as anyone asks.
+        func startWork() -> Promise<Int, String> {
+            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+            resolver.onRequestCancel(on: .immediate) { resolver in
+                // Stop the work here (close a descriptor, cancel a timer), then settle the promise.
+                resolver.cancel()
+            }
+            return promise
+        }
+
+        let doubled = startWork().map(on: .immediate) { $0 * 2 }
+        doubled.requestCancel()  // doubled.result is now .cancelled
+
+        let token = PromiseInvalidationToken()
+        let (query, queryResolver) = Promise<String, Never>.makeWithResolver()
+        let length = query.map(on: .immediate, token: token) { $0.count }
+        token.invalidate()
+        queryResolver.fulfill(with: "swift")  // length.result is .cancelled: the callback was skipped
+
+        #expect(doubled.result == .cancelled)
+        #expect(length.result == .cancelled)
+    }
+
+    /// Waits, without blocking a thread, until `promise` has resolved (or 20 s have passed).
+    private func waitUntilResolved<Value, Error>(_ promise: Promise<Value, Error>) async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while promise.result == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
