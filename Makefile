@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build test test-tsan test-asan leaks demo docs format lint bench bench-callgrind clean
+.PHONY: deps build test test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -57,7 +57,13 @@ leaks: deps
 	valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 		.build-leaks/release/TomorrowlandLeakProbe
 
+# The daemon demo: loopkv driven by redis-cli (installed with apt-get when missing), a key
+# visibly expiring, then SIGTERM and exit status 0.
 demo: deps
+	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" Examples/KeyValueDaemon/demo.sh
+
+# The promise demo (Examples/TomorrowlandDemo).
+demo-promises: deps
 	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
 # The DocC archives of the three library modules, offline, with swift-docc-plugin, into docs/
@@ -71,6 +77,16 @@ docs: deps
 		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
+
+# redis-benchmark -P 16 against loopkv (release, one loop) and redis-server, side by side.
+bench-kv: deps
+	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/bench-kv.sh
+
+# libFuzzer on the RESP parser and on the command path, from the committed seed corpora
+# (Fuzz/corpus); FUZZ_SECONDS per harness (default 60).
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 # Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
 format:

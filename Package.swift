@@ -7,12 +7,19 @@ let package = Package(
         .library(name: "Tomorrowland", targets: ["Tomorrowland"]),
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
+        .executable(name: "loopkv", targets: ["loopkv"]),
+        .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
     ],
     dependencies: [
+        // The example daemons (loopkv, loopprobe) only: the library products depend on nothing
+        // but the toolchain and libevent, and SwiftPM fetches these only for those who build the
+        // examples.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
         // depends on it, so nothing of it is built into or linked with the library, and packages
         // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Thread-local slots the core reads on every dispatch (`isExecutingNow`, the `.main`
@@ -47,6 +54,27 @@ let package = Package(
             name: "TomorrowlandDemo",
             dependencies: ["Tomorrowland", "TomorrowlandLoop"],
             path: "Examples/TomorrowlandDemo"
+        ),
+        // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
+        // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
+        // logs and runs an EventLoop on the main thread.
+        .target(
+            name: "ProbeCore",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/ProbeCore"
+        ),
+        .executableTarget(
+            name: "ProbeDaemon",
+            dependencies: [
+                "ProbeCore", "Tomorrowland", "TomorrowlandLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/ProbeDaemon"
+        ),
+        .testTarget(
+            name: "ProbeDaemonTests",
+            dependencies: ["ProbeCore", "ProbeDaemon", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"]
         ),
         .testTarget(
             name: "TomorrowlandTests",
@@ -84,9 +112,56 @@ let package = Package(
             name: "TomorrowlandModelTests",
             dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
+        // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
+        // its tests use it; scripts/fuzz.sh compiles its sources into the fuzz harnesses).
+        .target(
+            name: "KeyValueCore",
+            dependencies: ["Tomorrowland"],
+            path: "Examples/KeyValueCore"
+        ),
+        // The Redis-protocol daemon (issue 9); `make demo` runs it, `make bench-kv` measures it.
+        .executableTarget(
+            name: "loopkv",
+            dependencies: [
+                "KeyValueCore", "Tomorrowland", "TomorrowlandLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/KeyValueDaemon",
+            exclude: ["demo.sh", "README.md"]
+        ),
+        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
+        .testTarget(
+            name: "KeyValueDaemonTests",
+            dependencies: ["loopkv"]
+        ),
+        // Measures lazy+swept expiry against per-key loop timers (Examples/KeyValueDaemon/README.md).
+        .executableTarget(
+            name: "loopkv-expiry-bench",
+            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandLoop"],
+            path: "Examples/KeyValueExpiryBench"
+        ),
+        .testTarget(
+            name: "KeyValueCoreTests",
+            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandTesting"]
+        ),
         .testTarget(
             name: "TomorrowlandTestingTests",
             dependencies: ["TomorrowlandTesting", "Tomorrowland"]
+        ),
+        // A user's file in Swift 6 mode (complete strict concurrency) with the upcoming features
+        // on, using the README's API and the async bridges: it must build with zero warnings
+        // (-warnings-as-errors) and its tests run.
+        .testTarget(
+            name: "TomorrowlandStrictConcurrencyTests",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"],
+            swiftSettings: [
+                .swiftLanguageMode(.v6),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .unsafeFlags(["-warnings-as-errors"]),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

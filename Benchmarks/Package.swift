@@ -22,6 +22,20 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The baseline server of TCPEchoBench: libevent's textbook bufferevent echo, in C.
+        .target(
+            name: "CBuffereventEcho",
+            linkerSettings: [.linkedLibrary("event_core"), .linkedLibrary("pthread")]
+        ),
+        // Echo round trips per second over loopback TCP, server and client on two loops.
+        .executableTarget(
+            name: "TCPEchoBench",
+            dependencies: [
+                "CBuffereventEcho",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,20 +3,60 @@ import Tomorrowland
 /// The loop as a Swift Concurrency executor: a task or actor that prefers the loop runs its jobs
 /// on the loop's thread, in the same queue as promise work (a job is queued as is, with no closure
 /// around it).
+///
+/// - An actor pins itself to a loop with
+///   `nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }`.
+///   That reference is unowned: the actor must keep the loop alive itself (a stored
+///   `let loop: EventLoop`), as Swift requires of every custom executor.
+/// - `Task(executorPreference: loop) { … }` runs the task's nonisolated code on the loop; the task
+///   retains its preferred executor.
+/// - Jobs run isolated to the loop's serial executor, with the loop as task executor: entering an
+///   actor pinned to the same loop needs no hop; where a task's nonisolated code resumes after
+///   isolated code, the runtime queues it once more, behind the loop's other work, still on the
+///   loop.
+/// - ``checkIsolated()`` and ``isIsolatingCurrentContext()`` answer from the same exact
+///   thread-local check as ``inEventLoop``, so `assumeIsolated` and `preconditionIsolated` work on
+///   the loop's thread, inside its work, and nowhere else.
+/// - Two loops are never the same execution context: identity is the loop object
+///   (`UnownedSerialExecutor(ordinary:)`, so `isSameExclusiveExecutionContext` is never asked).
+///
+/// - Important: Jobs follow the loop's lifecycle (see ``shutdown()``): a job still queued when the
+///   loop closes, or when a loop that was never shut down is destroyed, is dropped without
+///   running, and its task never resumes (its memory is not reclaimed either). Finish the tasks
+///   and actors that use a loop before shutting it down.
 extension EventLoop: SerialExecutor, TaskExecutor {
-    /// Queues a job to run on the loop's thread; same rules as ``execute(_:)``.
+    /// Queues a job to run on the loop's thread; same rules as ``execute(_:)`` (a precondition
+    /// failure after shutdown).
     public func enqueue(_ job: consuming ExecutorJob) {
         enqueue(.job(UnownedJob(job)))
     }
 
-    /// The loop as an unowned serial executor.
+    /// The loop as an unowned serial executor (it does not keep the loop alive).
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// The loop as an unowned task executor (it does not keep the loop alive).
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 
     /// Stops the process unless the calling thread is driving this loop; this is what makes
     /// `assumeIsolated` work for actors whose executor is the loop.
     public func checkIsolated() {
-        precondition(inEventLoop, "Expected to run on this EventLoop's thread, inside its work")
+        precondition(
+            inEventLoop,
+            "Expected to run on this EventLoop's thread, inside its work: hop there first (await an actor pinned to the loop, loop.execute { }, or a promise callback on .loop(loop))"
+        )
+    }
+
+    /// Whether the calling thread is driving this loop: the non-crashing form of
+    /// ``checkIsolated()`` the runtime prefers.
+    public func isIsolatingCurrentContext() -> Bool? {
+        inEventLoop
     }
 }
+
+/// The loop runs one item at a time on one thread and ``inEventLoop`` is exact, so loop-bound
+/// state (``LoopBound``) and isolated promise callbacks (``Promise/isolated(to:)``) may rely on it.
+extension EventLoop: SerialPromiseExecutor {}

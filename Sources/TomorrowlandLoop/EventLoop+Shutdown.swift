@@ -16,6 +16,9 @@ extension EventLoop {
     ///    without being called again, and a promise form waiting on one (``readable(_:)``,
     ///    ``writable(_:)``, ``signal(_:)``) is rejected with ``EventLoopError/shutDown``. New
     ///    watchers are refused with that error from now on.
+    ///    **TCP** listeners close, connection attempts reject with ``TCPError/closed``, and open
+    ///    connections close: their pending reads and writes reject with ``TCPError/closed`` and
+    ///    their ``TCPConnection/closed`` promise resolves with `nil`.
     /// 2. **Pending timers** are cancelled without running: their work is released, so
     ///    ``sleep(for:)`` promises are cancelled, and so is any promise whose storage only that
     ///    work kept alive. Cancelling their handles afterwards does nothing.
@@ -76,6 +79,7 @@ extension EventLoop {
         shutdownRequested = false
 
         cancelAllWatchers()
+        closeAllResources()
         for _ in 0..<Self.shutdownDrainRounds {
             core.removeAllTimers()
             takeInbox()

@@ -78,6 +78,9 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var mainQueueEvent: OpaquePointer?
     /// Live watchers, keeping the objects libevent's callback arguments point to alive.
     @exclusivity(unchecked) var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
+    /// Live TCP listeners, connections and connection attempts, keeping the objects their
+    /// libevent callback arguments point to alive (see ``EventLoopResource``).
+    @exclusivity(unchecked) var resources: [ObjectIdentifier: any EventLoopResource] = [:]
     /// Shutdown was asked for and happens when the current drive step ends.
     @exclusivity(unchecked) var shutdownRequested = false
     /// Shutdown has started: the loop drains, and accepts no new watchers.

@@ -1,0 +1,183 @@
+import Tomorrowland
+
+/// Probes a list of endpoints in rounds, on one executor (an `EventLoop`, or a `TestLoop` in
+/// tests), and reports state changes.
+///
+/// A round probes every endpoint at once; each probe is `retry` over attempts, each attempt the
+/// prober's promise under the library's `timeout` (a timed-out attempt is cancelled, which closes
+/// its socket); `when(fulfilled:)` combines the round. A round starts every ``Configuration/interval``
+/// (or as soon as the previous round ends, if it took longer). ``stop()`` cancels the round in
+/// flight through promise cancellation and ends the schedule.
+///
+/// Everything runs on the executor's thread; ``start()`` and ``stop()`` may be called from any
+/// thread.
+public final class ProbeScheduler: @unchecked Sendable {
+    // `@unchecked Sendable`: the mutable state is touched only by work running on `executor`,
+    // which is single-threaded (an EventLoop or a TestLoop); `start()` and `stop()` submit there.
+
+    /// What to probe and how.
+    public struct Configuration: Sendable {
+        /// The endpoints, probed in this order (the order of reports within a round).
+        public var endpoints: [ProbeEndpoint]
+        /// The time from one round's start to the next one's.
+        public var interval: Duration = .seconds(5)
+        /// The time allowed for one connection attempt.
+        public var connectTimeout: Duration = .seconds(2)
+        /// Extra attempts after a failed one, within a round.
+        public var retries: Int = 1
+        /// The wait before a retry.
+        public var retryDelay: Duration = .milliseconds(200)
+        /// Stop after this many rounds; nil for no limit.
+        public var rounds: Int?
+
+        /// A configuration with the defaults: every 5 s, 2 s to connect, 1 retry after 200 ms.
+        public init(endpoints: [ProbeEndpoint]) {
+            self.endpoints = endpoints
+        }
+    }
+
+    /// Makes one connection attempt to an endpoint and resolves with its latency.
+    public typealias Prober = @Sendable (ProbeEndpoint) -> Promise<Duration, ProbeFailure>
+
+    /// The configuration this scheduler runs.
+    public let configuration: Configuration
+    private let executor: any PromiseExecutor
+    private let prober: Prober
+    private let onTransition: @Sendable (ProbeTransition) -> Void
+    private let onRound: @Sendable (Int, [ProbeStatus]) -> Void
+    private let finishedResolver: Promise<ProbeOutcome, NoError>.Resolver
+    /// Resolves once the scheduler ended: after ``Configuration/rounds`` rounds, or on ``stop()``.
+    public let finished: Promise<ProbeOutcome, NoError>
+
+    private var tracker = ProbeStateTracker()
+    private var roundsCompleted = 0
+    /// The round in flight, and its inputs (one probe per endpoint). Internal for tests, which
+    /// must know when `when(fulfilled:)` is about to deliver: it does so on a Dispatch queue.
+    private(set) var round: Promise<[ProbeStatus], NoError>?
+    private(set) var roundInputs: [Promise<ProbeStatus, NoError>] = []
+    private var nextRoundTimer: (any PromiseScheduledWork)?
+    private var isIntervalOver = false
+    private var isStarted = false
+    private var isFinished = false
+
+    /// Creates a scheduler; nothing runs before ``start()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: Endpoints, timing and retries.
+    ///   - executor: Where everything runs: the loop whose thread makes the connections.
+    ///   - prober: One attempt; called on the executor's thread.
+    ///   - onTransition: Called on the executor's thread for each change of state (including
+    ///     each endpoint's first observation), in endpoint order.
+    ///   - onRound: Called on the executor's thread after each round with its number (from 1)
+    ///     and the statuses, in endpoint order.
+    @preconcurrency
+    public init(
+        configuration: Configuration, executor: any PromiseExecutor, prober: @escaping Prober,
+        onTransition: @escaping @Sendable (ProbeTransition) -> Void,
+        onRound: @escaping @Sendable (Int, [ProbeStatus]) -> Void = { _, _ in }
+    ) {
+        precondition(!configuration.endpoints.isEmpty, "ProbeScheduler needs at least one endpoint")
+        precondition(configuration.retries >= 0, "ProbeScheduler: retries must be 0 or more")
+        self.configuration = configuration
+        self.executor = executor
+        self.prober = prober
+        self.onTransition = onTransition
+        self.onRound = onRound
+        (finished, finishedResolver) = Promise<ProbeOutcome, NoError>.makeWithResolver()
+    }
+
+    /// Starts the first round (soon, on the executor). Calling it again does nothing.
+    public func start() {
+        executor.submit { [self] in
+            guard !isStarted, !isFinished else { return }
+            isStarted = true
+            startRound()
+        }
+    }
+
+    /// Cancels the round in flight (its connection attempts are cancelled and their sockets
+    /// closed) and ends the schedule; ``finished`` resolves with ``ProbeOutcome/stopped(roundsCompleted:)``.
+    public func stop() {
+        executor.submit { [self] in finish(.stopped(roundsCompleted: roundsCompleted)) }
+    }
+
+    private var context: PromiseContext { .executor(executor) }
+
+    private func startRound() {
+        isIntervalOver = false
+        nextRoundTimer = executor.schedule(after: configuration.interval) { [self] in
+            nextRoundTimer = nil
+            isIntervalOver = true
+            if self.round == nil { startRound() }
+        }
+        let statuses = configuration.endpoints.map(probe)
+        // `when(fulfilled:)` delivers its result on a Dispatch queue; the `then` below hops back
+        // to the executor.
+        let combined = when(fulfilled: statuses)
+        round = combined
+        roundInputs = statuses
+        let number = roundsCompleted + 1
+        _ = combined.then(on: context) { [self] statuses in
+            guard !isFinished else { return }
+            round = nil
+            roundInputs = []
+            roundsCompleted = number
+            for (endpoint, status) in zip(configuration.endpoints, statuses) {
+                if let transition = tracker.record(status, for: endpoint) { onTransition(transition) }
+            }
+            onRound(number, statuses)
+            if let limit = configuration.rounds, number >= limit {
+                finish(.completed(rounds: number))
+            } else if isIntervalOver {
+                startRound()
+            }
+        }
+    }
+
+    /// One endpoint's probe in a round: never rejected (a failure is a `.down` status).
+    private func probe(_ endpoint: ProbeEndpoint) -> Promise<ProbeStatus, NoError> {
+        let context = self.context
+        let prober = self.prober
+        let connectTimeout = configuration.connectTimeout
+        return Promise<Duration, ProbeFailure>.retry(
+            on: context, attempts: configuration.retries + 1, backoff: .fixed(configuration.retryDelay)
+        ) { _ in
+            prober(endpoint).timeout(on: context, delay: connectTimeout).mapError(on: .immediate) { error in
+                switch error {
+                case .timedOut: .timedOut
+                case .rejected(let failure): failure
+                }
+            }
+        }
+        .mapResult(on: .immediate) { result -> PromiseResult<ProbeStatus, NoError> in
+            switch result {
+            case .value(let latency): .value(.up(latency: latency))
+            case .error(let failure): .value(.down(failure))
+            // A probe cancelled by anything but ``stop()`` counts as down, so the round still
+            // completes; after ``stop()`` the scheduler is finished and ignores the round.
+            case .cancelled: .value(.down(.cancelled))
+            }
+        }
+    }
+
+    private func finish(_ outcome: ProbeOutcome) {
+        guard !isFinished else { return }
+        isFinished = true
+        nextRoundTimer?.cancel()
+        nextRoundTimer = nil
+        // Cancelling the combined promise asks every probe, and through them every attempt in
+        // flight, to cancel: the connection attempts close their sockets.
+        round?.requestCancel()
+        round = nil
+        roundInputs = []
+        finishedResolver.fulfill(with: outcome)
+    }
+}
+
+/// How a ``ProbeScheduler`` ended.
+public enum ProbeOutcome: Sendable, Equatable {
+    /// It ran the configured number of rounds.
+    case completed(rounds: Int)
+    /// ``ProbeScheduler/stop()`` ended it after this many complete rounds.
+    case stopped(roundsCompleted: Int)
+}

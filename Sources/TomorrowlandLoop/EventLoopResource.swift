@@ -1,0 +1,50 @@
+/// Something that holds libevent objects on a loop's base (a TCP listener, connection or
+/// connection attempt) and must release them before the base goes away.
+///
+/// The loop keeps each registered resource alive (a strong reference in
+/// ``EventLoop/resources``): the libevent callbacks of a resource carry it as an unretained
+/// context pointer, and that registry reference is what keeps the pointer valid. A resource
+/// unregisters itself right after it frees its libevent objects. At ``EventLoop/shutdown()`` the
+/// loop closes every resource still registered, before it frees the base.
+protocol EventLoopResource: AnyObject {
+    /// Frees the resource's libevent objects and resolves what waits on it, because the loop is
+    /// shutting down; on the loop's thread. Must unregister the resource.
+    func closeForShutdown()
+}
+
+extension EventLoop {
+    /// Keeps `resource` alive while its libevent objects exist; on the loop's thread.
+    func register(resource: any EventLoopResource) {
+        resources[ObjectIdentifier(resource)] = resource
+    }
+
+    /// Drops the registry's reference; on the loop's thread, after the resource freed its
+    /// libevent objects.
+    func unregister(resource: any EventLoopResource) {
+        resources[ObjectIdentifier(resource)] = nil
+    }
+
+    /// Shutdown step: closes every registered resource. Closing may run user code (promise
+    /// callbacks on `.immediate`) that registers new ones, hence the rounds.
+    func closeAllResources() {
+        while !resources.isEmpty {
+            let live = Array(resources.values)
+            for resource in live { resource.closeForShutdown() }
+            for resource in live { resources[ObjectIdentifier(resource)] = nil }
+        }
+    }
+
+    /// Runs `body` with access to the loop-confined state, for the loop-only API of resources: on
+    /// the loop's thread, or while no thread drives the loop (claiming it for the call), or after
+    /// the loop shut down (nothing can drive it any more, and the resources are closed).
+    /// Another thread driving the loop is a precondition failure.
+    func withConfinedAccess<R>(_ operation: StaticString, _ body: () -> R) -> R {
+        if inEventLoop { return body() }
+        do {
+            return try withLoopAccess(operation, body)
+        } catch {
+            // Only `EventLoopError.shutDown`: the state of closed resources is final.
+            return body()
+        }
+    }
+}

@@ -1,0 +1,350 @@
+import CLibevent
+import Tomorrowland
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension TCPConnection {
+    /// A promise read waiting for input.
+    struct PendingRead {
+        enum Kind: Sendable {
+            /// Whatever is buffered, up to a count; `[]` at end of input.
+            case available(maxBytes: Int)
+            /// Up to and including a delimiter found within `maxBytes`.
+            case delimiter([UInt8], maxBytes: Int)
+            /// Exactly a count.
+            case exactly(Int)
+        }
+
+        let id: UInt64
+        let kind: Kind
+        let resolver: Promise<[UInt8], TCPError>.Resolver
+        /// How far a delimiter search already looked (it resumes there).
+        var scanned = 0
+    }
+
+    /// The most bytes one readiness callback reads before it hands them over.
+    static let readBudget = 256 * 1024
+    /// The first `recv` size of a connection: small, so that many idle connections stay cheap.
+    static let initialReadSize = 2048
+    /// The largest `recv` size: a connection's read size doubles up to this each time a `recv`
+    /// fills the space it was given (bulk transfers), and halves when one uses less than a
+    /// quarter.
+    static let maximumReadSize = 64 * 1024
+
+    // MARK: Streaming input
+
+    /// Streams input to `handler`: whenever bytes arrive, it is called on the loop's thread with
+    /// all buffered, unconsumed input (one contiguous region, valid only during the call) and
+    /// returns how many bytes it consumed from the front; the rest stays buffered and is passed
+    /// again, with the next bytes, on the next call.
+    ///
+    /// Output written inside the handler is sent when it returns, in one `send`. When buffered
+    /// input passes ``TCPConnectionOptions/maxInputBytes`` the connection closes with
+    /// ``TCPError/inputLimitExceeded(limit:)``. At the peer's end of input ``onInputClosed`` is
+    /// called (or, when it is nil, the connection closes after flushing).
+    ///
+    /// - Important: Call on the loop's thread (or while no thread drives the loop), once per
+    ///   connection; exclusive with the promise reads (precondition).
+    public func startReading(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
+        loop.withConfinedAccess("TCPConnection.startReading(_:)") { beginStreaming(handler) }
+    }
+
+    private func beginStreaming(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
+        precondition(
+            streamingHandler == nil && pendingRead == nil,
+            "TCPConnection.startReading(_:) called on a connection that already streams or has a promise read pending; use one input style per connection"
+        )
+        guard state == .open else { return }
+        streamingHandler = handler
+        updateReadInterest()
+        if input.readableBytes > 0 { deliverLater() }
+    }
+
+    /// Stops pulling bytes from the socket, so the peer's sends stall once the kernel buffers fill
+    /// (backpressure). The handler is not called until ``resumeReading()``. Loop thread (or while no
+    /// thread drives the loop).
+    public func stopReading() {
+        loop.withConfinedAccess("TCPConnection.stopReading()") {
+            isReadingStopped = true
+            updateReadInterest()
+        }
+    }
+
+    /// Resumes reading after ``stopReading()``; input still buffered is handed to the handler
+    /// soon (not inside this call). Loop thread (or while no thread drives the loop).
+    public func resumeReading() {
+        loop.withConfinedAccess("TCPConnection.resumeReading()") {
+            guard isReadingStopped else { return }
+            isReadingStopped = false
+            updateReadInterest()
+            if input.readableBytes > 0 { deliverLater() }
+        }
+    }
+
+    /// Bytes received and not yet consumed. Loop thread.
+    public var bufferedInputBytes: Int {
+        input.readableBytes
+    }
+
+    // MARK: Promise reads
+
+    /// Reads what is available, up to `maxBytes`: resolves as soon as at least one byte is
+    /// buffered, with `[]` at the peer's end of input.
+    ///
+    /// One read may be outstanding at a time (precondition): chain the next read on this one's
+    /// promise. Cancelling the promise abandons the read (buffered bytes stay). Safe from any
+    /// thread; resolves on the loop's thread. Rejects with ``TCPError/closed`` on a closed
+    /// connection, or with the error that closed it.
+    public func read(maxBytes: Int = 65_536) -> Promise<[UInt8], TCPError> {
+        precondition(maxBytes > 0, "TCPConnection.read(maxBytes:) needs maxBytes > 0")
+        return beginRead(.available(maxBytes: maxBytes))
+    }
+
+    /// Reads up to and including the first `delimiter`, which must occur within the first
+    /// `maxBytes` bytes: otherwise the read rejects with ``TCPError/inputLimitExceeded(limit:)``
+    /// (`limit` is `maxBytes`; the bytes stay buffered). Rejects with ``TCPError/endOfInput`` if
+    /// the peer ends its input first. Same rules as ``read(maxBytes:)``.
+    public func read(upTo delimiter: [UInt8], maxBytes: Int) -> Promise<[UInt8], TCPError> {
+        precondition(!delimiter.isEmpty, "TCPConnection.read(upTo:maxBytes:) needs a non-empty delimiter")
+        precondition(
+            maxBytes >= delimiter.count, "TCPConnection.read(upTo:maxBytes:) needs maxBytes >= the delimiter's length")
+        return beginRead(.delimiter(delimiter, maxBytes: maxBytes))
+    }
+
+    /// Reads exactly `count` bytes. Rejects with ``TCPError/endOfInput`` if the peer ends its
+    /// input first. While it is pending the input bound is at least `count`. Same rules as
+    /// ``read(maxBytes:)``.
+    public func read(exactly count: Int) -> Promise<[UInt8], TCPError> {
+        precondition(count >= 0, "TCPConnection.read(exactly:) needs count >= 0")
+        return beginRead(.exactly(count))
+    }
+
+    private func beginRead(_ kind: PendingRead.Kind) -> Promise<[UInt8], TCPError> {
+        let (promise, resolver) = Promise<[UInt8], TCPError>.makeWithResolver()
+        if loop.inEventLoop {
+            registerRead(kind, resolver)
+        } else {
+            let accepted = loop.performOnLoop { [self] in registerRead(kind, resolver) }
+            if !accepted { resolver.reject(with: .closed) }
+        }
+        return promise
+    }
+
+    private func registerRead(_ kind: PendingRead.Kind, _ resolver: Promise<[UInt8], TCPError>.Resolver) {
+        precondition(
+            streamingHandler == nil,
+            "TCPConnection promise reads cannot be used after startReading(_:); use one input style per connection"
+        )
+        precondition(
+            pendingRead == nil,
+            "TCPConnection: a read is already outstanding; chain the next read on the previous read's promise"
+        )
+        guard state == .open else {
+            resolver.reject(with: .closed)
+            return
+        }
+        nextReadID += 1
+        let id = nextReadID
+        pendingRead = PendingRead(id: id, kind: kind, resolver: resolver)
+        resolver.onRequestCancel(on: .immediate) { [weak self] resolver in
+            guard let self else { return }
+            if loop.inEventLoop {
+                cancelRead(id: id, resolver)
+            } else {
+                _ = loop.performOnLoop { [self] in cancelRead(id: id, resolver) }
+            }
+        }
+        completePendingRead()
+        if pendingRead != nil {
+            updateReadInterest()
+            // The input bound depends on the pending read.
+            enforceInputLimit()
+        }
+    }
+
+    private func cancelRead(id: UInt64, _ resolver: Promise<[UInt8], TCPError>.Resolver) {
+        guard pendingRead?.id == id else { return }
+        pendingRead = nil
+        updateReadInterest()
+        resolver.cancel()
+    }
+
+    /// Takes the pending read out (so that resolving it can start the next one).
+    func takePendingRead() -> PendingRead? {
+        defer { pendingRead = nil }
+        return pendingRead
+    }
+
+    /// Resolves the pending read if the buffered input (or end of input) allows.
+    func completePendingRead() {
+        guard var read = pendingRead else { return }
+        let outcome: Result<[UInt8], TCPError>?
+        switch read.kind {
+        case .available(let maxBytes):
+            if input.readableBytes > 0 {
+                outcome = .success(input.take(Swift.min(maxBytes, input.readableBytes)))
+            } else if isInputClosed {
+                outcome = .success([])
+            } else {
+                outcome = nil
+            }
+        case .delimiter(let delimiter, let maxBytes):
+            let start = Swift.max(0, read.scanned - delimiter.count + 1)
+            if let index = input.firstIndex(of: delimiter, from: start), index + delimiter.count <= maxBytes {
+                outcome = .success(input.take(index + delimiter.count))
+            } else if input.readableBytes >= maxBytes {
+                outcome = .failure(.inputLimitExceeded(limit: maxBytes))
+            } else if isInputClosed {
+                outcome = .failure(.endOfInput)
+            } else {
+                read.scanned = input.readableBytes
+                pendingRead = read
+                outcome = nil
+            }
+        case .exactly(let count):
+            if input.readableBytes >= count {
+                outcome = .success(input.take(count))
+            } else if isInputClosed {
+                outcome = .failure(.endOfInput)
+            } else {
+                outcome = nil
+            }
+        }
+        guard let outcome else { return }
+        pendingRead = nil
+        updateReadInterest()
+        switch outcome {
+        case .success(let bytes): read.resolver.fulfill(with: bytes)
+        case .failure(let error): read.resolver.reject(with: error)
+        }
+        closeIfBothDirectionsEnded()
+    }
+
+    // MARK: Socket input
+
+    /// Adds or removes the read event to match what is wanted now.
+    func updateReadInterest() {
+        guard let readEvent else { return }
+        let wanted =
+            state == .open && !isInputClosed
+            && ((streamingHandler != nil && !isReadingStopped) || pendingRead != nil)
+        guard wanted != isReadEventAdded else { return }
+        if wanted {
+            event_add(readEvent, nil)
+        } else {
+            event_del(readEvent)
+        }
+        isReadEventAdded = wanted
+    }
+
+    /// The current bound on buffered input.
+    var inputLimit: Int {
+        switch pendingRead?.kind {
+        case .exactly(let count): Swift.max(options.maxInputBytes, count)
+        case .delimiter(_, let maxBytes): Swift.max(options.maxInputBytes, maxBytes)
+        default: options.maxInputBytes
+        }
+    }
+
+    /// The socket is readable: reads what it has (up to ``readBudget``), hands it over, and
+    /// handles end of input and errors.
+    func handleReadable() {
+        guard state == .open, !isInputClosed else { return }
+        var total = 0
+        var endOfInput = false
+        while total < Self.readBudget {
+            // Never read more than one byte past the bound: the buffer stays bounded by it.
+            let allowed = inputLimit + 1 - input.readableBytes
+            guard allowed > 0 else { break }
+            let space = input.reserveWritable(Swift.min(readSize, allowed))
+            let requested = Swift.min(space.count, allowed)
+            let count = recv(fd, space.baseAddress, requested, 0)
+            if count > 0 {
+                input.commitWritten(count)
+                total += count
+                if count == requested {
+                    readSize = Swift.min(readSize * 2, Self.maximumReadSize)
+                    continue
+                }
+                if count < requested / 4 { readSize = Swift.max(readSize / 2, Self.initialReadSize) }
+                break
+            }
+            if count == 0 {
+                endOfInput = true
+                break
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            fail(.fromSocketErrno(code))
+            return
+        }
+        deliverInput()
+        if endOfInput && state == .open { handleEndOfInput() }
+    }
+
+    /// Hands buffered input to the streaming handler or the pending read, then enforces the
+    /// input bound.
+    func deliverInput() {
+        guard state == .open else { return }
+        if let handler = streamingHandler {
+            if !isReadingStopped && input.readableBytes > 0 {
+                let available = input.readableBytes
+                isDeliveringInput = true
+                let consumed = handler(input.readableRegion)
+                isDeliveringInput = false
+                guard state != .closed else { return }
+                precondition(
+                    consumed >= 0 && consumed <= available,
+                    "TCPConnection streaming handler returned \(consumed), outside 0...\(available); return how many bytes of the buffer you consumed"
+                )
+                input.consume(consumed)
+                if output.readableBytes > 0 && !isWriteEventAdded { flushOutput() }
+            }
+        } else {
+            completePendingRead()
+        }
+        enforceInputLimit()
+    }
+
+    /// Closes with ``TCPError/inputLimitExceeded(limit:)`` if buffered input passed its bound.
+    func enforceInputLimit() {
+        guard state == .open, input.readableBytes > inputLimit else { return }
+        fail(.inputLimitExceeded(limit: inputLimit))
+    }
+
+    /// Delivers buffered input on a later turn of the loop (never inside the caller's call).
+    func deliverLater() {
+        _ = loop.enqueueIfOpen { [self] in
+            deliverInput()
+            if isInputClosed && state == .open && streamingHandler != nil && input.readableBytes == 0 {
+                closeIfBothDirectionsEnded()
+            }
+        }
+    }
+
+    /// The peer sent end of input.
+    func handleEndOfInput() {
+        isInputClosed = true
+        updateReadInterest()
+        if streamingHandler != nil {
+            if let onInputClosed = onInputClosedStorage {
+                onInputClosed()
+            } else {
+                close(afterFlushing: true)
+            }
+        } else {
+            completePendingRead()
+        }
+        closeIfBothDirectionsEnded()
+    }
+
+    /// Closes (orderly) once both directions ended and nothing is left to read.
+    func closeIfBothDirectionsEnded() {
+        guard state == .open, isInputClosed, isOutputShutDown, input.readableBytes == 0, pendingRead == nil
+        else { return }
+        finishClose(result: nil, pendingError: .closed)
+    }
+}

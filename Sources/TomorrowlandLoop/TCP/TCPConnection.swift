@@ -1,0 +1,239 @@
+import CLibevent
+import Tomorrowland
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP connection on an ``EventLoop``: non-blocking reads and writes driven by the loop, with
+/// promises for what completes later.
+///
+/// Get one from ``TCPListener`` (accepted) or ``connect(host:port:on:timeout:options:)``. Input is
+/// either streamed to a handler (``startReading(_:)``, for servers that parse in place) or pulled
+/// with promise reads (``read(maxBytes:)``, ``read(upTo:maxBytes:)``, ``read(exactly:)``), never
+/// both. Output is buffered and sent as the socket accepts it (``write(_:)``, ``enqueue(_:)``,
+/// ``flush()``), with backpressure through ``isWritable`` and ``onWritable``.
+///
+/// Every callback and every promise resolution of a connection happens on its loop's thread.
+/// Writes, flushes, reads, ``shutdownOutput()`` and ``close(afterFlushing:)`` may be called from
+/// any thread: they run at once on the loop's thread, or when no thread drives the loop (the
+/// caller takes the loop for the call), and otherwise hop to the loop with `execute`.
+/// ``startReading(_:)``, ``stopReading()``, ``resumeReading()`` and the callback properties
+/// belong to the loop's thread (or a time when no thread drives it); the state getters
+/// (``pendingOutputBytes``, ``isWritable``...) are meaningful there only.
+///
+/// Input is pulled from the socket only while it is wanted (streaming and not stopped, or a
+/// promise read pending): a connection that is not reading does not notice that the peer closed
+/// until it reads, or until a write fails.
+///
+/// The loop keeps an open connection alive; it closes every open connection when it shuts down.
+/// Closing releases the handler and callbacks, which breaks the usual cycle of a handler that
+/// captures its connection. Writes never raise `SIGPIPE` (`MSG_NOSIGNAL`): a dead peer rejects
+/// them with ``TCPError/connectionReset``.
+public final class TCPConnection: @unchecked Sendable {
+    // `@unchecked Sendable`: the immutable stored properties are thread-safe; everything else is
+    // loop-confined (touched only on the loop's thread: public methods called elsewhere hop with
+    // `loop.execute`, and the loop-only ones check `inEventLoop`).
+
+    /// The loop whose thread runs this connection's I/O, callbacks and promise resolutions.
+    public let loop: EventLoop
+    /// The peer's address: "127.0.0.1:54321" or "[::1]:54321".
+    public let remoteDescription: String
+    /// The local port of the connection.
+    public let localPort: UInt16
+    /// Resolves once the connection is closed, for any reason: `nil` for an orderly close (our
+    /// ``close(afterFlushing:)``, ``shutdownOutput()`` after the peer's end of input, the
+    /// streaming default at end of input, the loop's shutdown), the error otherwise (a reset,
+    /// ``TCPError/inputLimitExceeded(limit:)``...). Never rejected.
+    public let closed: Promise<TCPError?, NoError>
+
+    let closedResolver: Promise<TCPError?, NoError>.Resolver
+    /// The socket; owned: closed when the connection closes.
+    let fd: Int32
+    let options: TCPConnectionOptions
+
+    // MARK: Loop-confined state
+
+    enum State {
+        case open
+        /// ``close(afterFlushing:)`` with output pending: no more input or new output.
+        case closingAfterFlush
+        case closed
+    }
+
+    var state = State.open
+    /// `EV_READ|EV_PERSIST` on ``fd``, added while input is wanted. Its callback argument is
+    /// `self`, unretained: the loop's resource registry keeps `self` alive until the event is
+    /// freed (in ``finishClose(result:pendingError:)``).
+    var readEvent: OpaquePointer?
+    /// `EV_WRITE|EV_PERSIST` on ``fd``, added while output waits for socket space; same ownership
+    /// as ``readEvent``.
+    var writeEvent: OpaquePointer?
+    var isReadEventAdded = false
+    var isWriteEventAdded = false
+    let input = TCPByteBuffer()
+    /// The size of the next `recv` (adapts between ``initialReadSize`` and ``maximumReadSize``).
+    var readSize = TCPConnection.initialReadSize
+    let output = TCPByteBuffer()
+    /// The peer sent end of input.
+    var isInputClosed = false
+    /// ``shutdownOutput()`` was called: no new output.
+    var isOutputShutdownRequested = false
+    /// `shutdown(SHUT_WR)` was done.
+    var isOutputShutDown = false
+    var streamingHandler: ((UnsafeRawBufferPointer) -> Int)?
+    var isReadingStopped = false
+    var pendingRead: PendingRead?
+    var nextReadID: UInt64 = 0
+    /// Bytes ever appended to / sent from ``output``: a flush waits for the sent count to reach
+    /// the appended count of its time.
+    var bytesEnqueued: UInt64 = 0
+    var bytesFlushed: UInt64 = 0
+    var flushWaiters: [FlushWaiter] = []
+    var flushWaitersHead = 0
+    /// ``isWritable`` was seen false since the last ``onWritable`` call.
+    var wasUnwritable = false
+    /// Inside the streaming handler: output is sent when it returns, in one `send`.
+    var isDeliveringInput = false
+    /// Inside ``flushOutput()``: a nested flush (from a promise callback) lets the outer one go on.
+    var isFlushing = false
+
+    /// Called on the loop's thread when ``isWritable`` turns true again after it was false.
+    ///
+    /// Set it on the loop's thread (or while no thread drives the loop). Released when the
+    /// connection closes.
+    public var onWritable: (() -> Void)? {
+        get { onWritableStorage }
+        set {
+            loop.withConfinedAccess("TCPConnection.onWritable") { onWritableStorage = newValue }
+        }
+    }
+    var onWritableStorage: (() -> Void)?
+
+    /// Called on the loop's thread when the peer sends end of input (a half-close); the streaming
+    /// handler gets no more bytes after it.
+    ///
+    /// When this is nil at the peer's end of input, a connection in streaming mode
+    /// (``startReading(_:)``) closes itself after flushing its output, which is what a server
+    /// wants; set it to keep the connection half-open and decide yourself. Set it on the loop's
+    /// thread (or while no thread drives the loop). Released when the connection closes.
+    public var onInputClosed: (() -> Void)? {
+        get { onInputClosedStorage }
+        set {
+            loop.withConfinedAccess("TCPConnection.onInputClosed") { onInputClosedStorage = newValue }
+        }
+    }
+    var onInputClosedStorage: (() -> Void)?
+
+    /// Wraps connected socket `fd` (made non-blocking here) and registers it with `loop`; on the
+    /// loop's thread.
+    init(fd: Int32, loop: EventLoop, options: TCPConnectionOptions, remote: TCPSocketAddress?) {
+        self.fd = fd
+        self.loop = loop
+        self.options = options
+        remoteDescription = (remote ?? TCPSocketAddress.remote(of: fd))?.description ?? "?"
+        localPort = TCPSocketAddress.local(of: fd)?.port ?? 0
+        (closed, closedResolver) = Promise<TCPError?, NoError>.makeWithResolver()
+        let flags = fcntl(fd, F_GETFL)
+        if flags & O_NONBLOCK == 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        if options.noDelay { setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        readEvent = event_new(
+            loop.base, fd, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in
+                let connection = Unmanaged<TCPConnection>.fromOpaque(context!).takeUnretainedValue()
+                connection.loop.withCallbackEntered { connection.handleReadable() }
+            }, context)
+        writeEvent = event_new(
+            loop.base, fd, Int16(EV_WRITE | EV_PERSIST),
+            { _, _, context in
+                let connection = Unmanaged<TCPConnection>.fromOpaque(context!).takeUnretainedValue()
+                connection.loop.withCallbackEntered { connection.flushOutput() }
+            }, context)
+        guard readEvent != nil, writeEvent != nil else {
+            fatalError("TCPConnection: event_new failed (out of memory)")
+        }
+        loop.register(resource: self)
+    }
+
+    /// Whether the connection is closed (or closing after a flush). Loop thread.
+    public var isClosed: Bool {
+        state != .open
+    }
+
+    /// Closes the connection.
+    ///
+    /// With `afterFlushing: false` the socket closes now and pending output is dropped. With
+    /// `afterFlushing: true` input stops, pending output is sent, then the socket closes (a
+    /// send error closes it with that error). Pending reads reject with ``TCPError/closed``; so
+    /// do pending writes and flushes when output is dropped. ``closed`` resolves with `nil`.
+    ///
+    /// Idempotent; safe from any thread (it hops to the loop; after the loop shut down it does
+    /// nothing, the loop having closed the connection).
+    public func close(afterFlushing: Bool = false) {
+        if !loop.inEventLoop {
+            _ = loop.performOnLoop { [self] in close(afterFlushing: afterFlushing) }
+            return
+        }
+        switch state {
+        case .closed:
+            return
+        case .closingAfterFlush:
+            if afterFlushing { return }
+        case .open:
+            if afterFlushing && output.readableBytes > 0 {
+                state = .closingAfterFlush
+                updateReadInterest()
+                if let read = takePendingRead() { read.resolver.reject(with: .closed) }
+                return
+            }
+        }
+        finishClose(result: nil, pendingError: .closed)
+    }
+
+    /// Closes with `error`: pending operations reject with it and ``closed`` resolves with it.
+    func fail(_ error: TCPError) {
+        finishClose(result: error, pendingError: error)
+    }
+
+    /// Frees the events, closes the socket, releases the callbacks, unregisters from the loop,
+    /// then rejects what is pending and resolves ``closed``; on the loop's thread.
+    func finishClose(result: TCPError?, pendingError: TCPError) {
+        guard state != .closed else { return }
+        state = .closed
+        // Freeing an event from inside its own callback is allowed (this is the base's thread).
+        if let readEvent { event_free(readEvent) }
+        if let writeEvent { event_free(writeEvent) }
+        readEvent = nil
+        writeEvent = nil
+        isReadEventAdded = false
+        isWriteEventAdded = false
+        closeDescriptor(fd)
+        let read = takePendingRead()
+        let waiters = flushWaiters[flushWaitersHead...]
+        flushWaiters = []
+        flushWaitersHead = 0
+        streamingHandler = nil
+        onWritableStorage = nil
+        onInputClosedStorage = nil
+        output.consume(output.readableBytes)
+        // The registry's reference may be the last one: keep `self` until the end of this call.
+        withExtendedLifetime(self) {
+            loop.unregister(resource: self)
+            read?.resolver.reject(with: pendingError)
+            for waiter in waiters { waiter.resolver.reject(with: pendingError) }
+            closedResolver.fulfill(with: result)
+        }
+    }
+}
+
+extension TCPConnection: EventLoopResource {
+    func closeForShutdown() {
+        finishClose(result: nil, pendingError: .closed)
+    }
+}
+
+/// `close(2)`, under a name that does not collide with the types' own `close` methods.
+func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A blocking RESP client over a loopback TCP socket, for tests: sends raw bytes or commands and
+/// reads whole replies, each returned as its RESP text.
+final class RESPClient {
+    let fd: Int32
+    private var isAborted = false
+    private let receiveTimeout: Double
+    /// Whether ``readReply()`` has returned a reply on this connection.
+    private(set) var hasReplied = false
+    private var buffer: [UInt8] = []
+
+    enum ClientError: Error, Equatable {
+        case system(String, Int32)
+        case closed
+        case timedOut
+    }
+
+    init(port: UInt16, receiveTimeout: Double = 10) throws {
+        self.receiveTimeout = receiveTimeout
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        guard fd >= 0 else { throw ClientError.system("socket", errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw ClientError.system("connect", error)
+        }
+        setReceiveTimeout(receiveTimeout)
+    }
+
+    private func setReceiveTimeout(_ seconds: Double) {
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// ``readReply()`` waiting at most `seconds` for bytes to arrive.
+    func readReplyWithin(seconds: Double) throws -> String {
+        setReceiveTimeout(seconds)
+        defer { setReceiveTimeout(receiveTimeout) }
+        return try readReply()
+    }
+
+    deinit {
+        if !isAborted { Glibc.close(fd) }
+    }
+
+    /// Closes with a reset (SO_LINGER 0): the server sees ECONNRESET, not an orderly EOF.
+    func abort() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.close(fd)
+        isAborted = true
+    }
+
+    /// Sends `bytes` in full.
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { throw ClientError.system("send", errno) }
+            offset += sent
+        }
+    }
+
+    /// Sends `text` as raw bytes.
+    func send(raw text: String) throws {
+        try send(Array(text.utf8))
+    }
+
+    /// Sends one command as a multibulk request.
+    func send(command arguments: [String]) throws {
+        var bytes = Array("*\(arguments.count)\r\n".utf8)
+        for argument in arguments {
+            bytes += Array("$\(argument.utf8.count)\r\n".utf8) + Array(argument.utf8) + [13, 10]
+        }
+        try send(bytes)
+    }
+
+    /// Sends a command and returns its reply.
+    func call(_ arguments: String...) throws -> String {
+        try send(command: arguments)
+        return try readReply()
+    }
+
+    /// Reads one complete reply and returns its RESP text.
+    func readReply() throws -> String {
+        String(decoding: try readReplyBytes(), as: UTF8.self)
+    }
+
+    /// Reads one complete reply and returns its bytes.
+    func readReplyBytes() throws -> [UInt8] {
+        while true {
+            if let length = Self.replyLength(buffer, at: 0) {
+                let reply = Array(buffer[..<length])
+                buffer.removeFirst(length)
+                hasReplied = true
+                return reply
+            }
+            try fill()
+        }
+    }
+
+    /// Reads until the server closes the connection; returns what arrived (after buffered replies).
+    func readUntilClosed() throws -> String {
+        while true {
+            do {
+                try fill()
+            } catch ClientError.closed {
+                let text = String(decoding: buffer, as: UTF8.self)
+                buffer.removeAll()
+                return text
+            }
+        }
+    }
+
+    /// Whether the server closed the connection (EOF or reset) within the receive timeout.
+    func isClosedByServer() -> Bool {
+        do {
+            _ = try readUntilClosed()
+            return true
+        } catch ClientError.system(_, let code) where code == ECONNRESET {
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let received = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if received == 0 { throw ClientError.closed }
+        if received < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw ClientError.timedOut }
+            throw ClientError.system("recv", errno)
+        }
+        buffer += chunk[..<received]
+    }
+
+    /// The length of the complete reply starting at `start`, or nil if incomplete.
+    private static func replyLength(_ bytes: [UInt8], at start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        guard let lineEnd = lineEnd(bytes, from: start) else { return nil }
+        let header = String(decoding: bytes[(start + 1)..<lineEnd], as: UTF8.self)
+        let afterHeader = lineEnd + 2
+        switch bytes[start] {
+        case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: ":"):
+            return afterHeader - start
+        case UInt8(ascii: "$"):
+            guard let count = Int(header) else { return nil }
+            if count < 0 { return afterHeader - start }
+            return bytes.count >= afterHeader + count + 2 ? afterHeader + count + 2 - start : nil
+        case UInt8(ascii: "*"):
+            guard let count = Int(header) else { return nil }
+            var offset = afterHeader
+            for _ in 0..<max(count, 0) {
+                guard let length = replyLength(bytes, at: offset) else { return nil }
+                offset += length
+            }
+            return offset - start
+        default:
+            return nil
+        }
+    }
+
+    private static func lineEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
+        while index + 1 < bytes.count {
+            if bytes[index] == 13 && bytes[index + 1] == 10 { return index }
+            index += 1
+        }
+        return nil
+    }
+}

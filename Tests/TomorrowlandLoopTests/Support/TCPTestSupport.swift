@@ -1,0 +1,97 @@
+import Synchronization
+import Testing
+import Tomorrowland
+import TomorrowlandLoop
+
+/// The generous bound on real-time TCP tests: a test whose promise is still unresolved after this
+/// long fails instead of hanging.
+let tcpTestTimeLimit: Duration = .seconds(30)
+
+/// Drives `loop` until `promise` resolves or ``tcpTestTimeLimit`` passes; returns the result, nil
+/// on the time limit (recorded as a test failure).
+func drive<Value, Failure>(
+    _ loop: EventLoop, until promise: Promise<Value, Failure>,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> PromiseResult<Value, Failure>? {
+    let (done, resolver) = Promise<Bool, NoError>.makeWithResolver()
+    promise.tap(on: .immediate) { _ in resolver.fulfill(with: true) }
+    let watchdog = loop.schedule(after: tcpTestTimeLimit) { resolver.fulfill(with: false) }
+    let finished = loop.run(until: done).value ?? false
+    watchdog.cancel()
+    #expect(finished, "the promise did not resolve within \(tcpTestTimeLimit)", sourceLocation: sourceLocation)
+    return finished ? promise.result : nil
+}
+
+/// Drives `loop` until `condition` (checked on the loop after each tick's work) holds or the time
+/// limit passes; returns whether it held.
+func drive(_ loop: EventLoop, until condition: @escaping @Sendable () -> Bool) -> Bool {
+    let (done, resolver) = Promise<Bool, NoError>.makeWithResolver()
+    let poll = Poller(condition: condition, resolver: resolver, loop: loop)
+    poll.check()
+    let watchdog = loop.schedule(after: tcpTestTimeLimit) { resolver.fulfill(with: false) }
+    let result = loop.run(until: done).value ?? false
+    watchdog.cancel()
+    poll.stop()
+    return result
+}
+
+/// Checks a condition every millisecond on the loop's timers.
+private final class Poller: Sendable {
+    let condition: @Sendable () -> Bool
+    let resolver: Promise<Bool, NoError>.Resolver
+    let loop: EventLoop
+    let stopped = Atomic<Bool>(false)
+
+    init(condition: @escaping @Sendable () -> Bool, resolver: Promise<Bool, NoError>.Resolver, loop: EventLoop) {
+        self.condition = condition
+        self.resolver = resolver
+        self.loop = loop
+    }
+
+    func check() {
+        if stopped.load(ordering: .relaxed) { return }
+        if condition() {
+            resolver.fulfill(with: true)
+            return
+        }
+        _ = loop.schedule(after: .milliseconds(1)) { [self] in check() }
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+}
+
+/// Starts an echo server on 127.0.0.1, port 0: each connection streams its input back.
+func startEchoServer(on loop: EventLoop, options: TCPListenerOptions = .init()) throws(TCPError) -> TCPListener {
+    try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop, options: options) { connection in
+        connection.startReading { bytes in
+            connection.enqueue(bytes)
+            return bytes.count
+        }
+    }
+}
+
+/// Reads from `connection` until end of input, accumulating everything.
+func readToEnd(_ connection: TCPConnection, into collected: [UInt8] = []) -> Promise<[UInt8], TCPError> {
+    connection.read(maxBytes: 1 << 20).flatMap(on: .immediate) { bytes in
+        if bytes.isEmpty { return Promise(fulfilled: collected) }
+        return readToEnd(connection, into: collected + bytes)
+    }
+}
+
+/// Reads from `connection` until `count` bytes arrived, accumulating them.
+func readCount(_ connection: TCPConnection, _ count: Int) -> Promise<[UInt8], TCPError> {
+    connection.read(exactly: count)
+}
+
+/// A deterministic byte pattern of `count` bytes.
+func pattern(_ count: Int, seed: Int = 7) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &+ $0 >> 8) }
+}
+
+/// Holds values set on the loop's thread and read by the test after the loop returned.
+final class LoopBox<Value>: @unchecked Sendable {
+    // `@unchecked`: written on the loop's thread while the test thread drives the loop (the same
+    // thread), read by the test after `run(until:)` returned.
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,78 @@
+import Synchronization
+import Testing
+import Tomorrowland
+
+@testable import TomorrowlandLoop
+
+@Suite("TCPConnection backpressure")
+struct TCPConnectionBackpressureTests {
+    @Test func aWriterPacedByIsWritableKeepsPendingBytesBoundedUntilThePeerDrains() throws {
+        let loop = EventLoop()
+        defer { loop.shutdown() }
+        let chunk = pattern(16 * 1024)
+        let total = 16 << 20
+        let highWaterMark = 64 * 1024
+        let sent = LoopBox(0)
+        let writableCalls = LoopBox(0)
+        let largestPending = LoopBox(0)
+        let server = LoopBox<TCPConnection?>(nil)
+        var options = TCPListenerOptions()
+        options.connection.writeHighWaterMark = highWaterMark
+        let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop, options: options) { connection in
+            server.value = connection
+            func pump() {
+                while connection.isWritable && sent.value < total {
+                    connection.enqueue(chunk)
+                    sent.value += chunk.count
+                    largestPending.value = max(largestPending.value, connection.pendingOutputBytes)
+                }
+                if sent.value == total { connection.close(afterFlushing: true) }
+            }
+            connection.onWritable = {
+                writableCalls.value += 1
+                pump()
+            }
+            pump()
+        }
+        let client = try #require(
+            drive(
+                loop,
+                until: TCPConnection.connect(
+                    host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
+        // The client does not read: the server fills the kernel's buffers, then its own up to
+        // the high-water mark, and stops.
+        #expect(drive(loop) { server.value.map { !$0.isWritable } ?? false })
+        _ = drive(loop, until: loop.sleep(for: .milliseconds(50)))
+        #expect(sent.value < total)
+        #expect(largestPending.value < highWaterMark + chunk.count)
+        #expect(writableCalls.value == 0)
+        // The peer drains: onWritable resumes the writer until everything went through.
+        let everything = drive(loop, until: readToEnd(client))
+        #expect(everything?.value?.count == total)
+        #expect(
+            everything?.value.map { Array($0[..<chunk.count]) == chunk && Array($0.suffix(chunk.count)) == chunk }
+                == true)
+        #expect(writableCalls.value > 0)
+        #expect(largestPending.value < highWaterMark + chunk.count)
+    }
+
+    @Test func writePromisesResolveInOrderAsTheBytesLeave() throws {
+        let loop = EventLoop()
+        defer { loop.shutdown() }
+        let listener = try startEchoServer(on: loop)
+        let client = try #require(
+            drive(
+                loop,
+                until: TCPConnection.connect(
+                    host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
+        let order = LoopBox<[Int]>([])
+        let writes = (0..<20).map { index in
+            client.write(pattern(100_000, seed: index)).map(on: .immediate) { order.value.append(index) }
+        }
+        let flushed = client.flush().map(on: .immediate) { order.value.append(99) }
+        _ = drive(loop, until: when(fulfilled: writes + [flushed]))
+        #expect(order.value == Array(0..<20) + [99])
+        #expect(client.pendingOutputBytes == 0)
+        #expect(client.isWritable)
+    }
+}
