@@ -88,6 +88,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/LoopMainQueueProbe"
         ),
+        // The program `make leaks` runs under valgrind: loop, promises, timers, watchers, a group
+        // and shutdown, everything released before exit.
+        .executableTarget(
+            name: "TomorrowlandLeakProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/TomorrowlandLeakProbe"
+        ),
         // The seed README's usage examples, compiled in Swift 5 language mode as
         // Tomorrowland-era code is: they must build without a diagnostic.
         .testTarget(
@@ -98,6 +105,12 @@ let package = Package(
         .testTarget(
             name: "TomorrowlandLoopTests",
             dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
+        ),
+        // Random programs of promise operations checked against a reference model of the
+        // documented rules (API.md); seeded, with a shrinker.
+        .testTarget(
+            name: "TomorrowlandModelTests",
+            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
         // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
         // its tests use it; scripts/fuzz.sh compiles its sources into the fuzz harnesses).

@@ -42,8 +42,13 @@ extension Promise {
         /// If `promise` is already resolved, this resolves before returning, on the calling
         /// thread; otherwise on the thread that resolves `promise`, with no context hop. Cancel
         /// requests on this resolver's promise propagate to `promise`, as a child's would.
-        @inlinable
         public func resolve(with promise: Promise<Value, Error>) {
+            // A resolved promise ignores later resolutions (A2). Adopting anyway would make it a
+            // propagating observer of `promise` that never asks for cancellation, so `promise`
+            // could never again be cancelled automatically (found by the model tests). A
+            // resolution racing this check can still slip through; that only costs the same
+            // pin, never a wrong result.
+            guard !box.isResolved else { return }
             CallbackDrain.run(box.adopt(promise.box))
         }
 

@@ -87,6 +87,20 @@ struct ResolverTests {
         #expect(describe(promise.result) == passedThrough(outcome))
     }
 
+    @Test("resolve(with:) on an already-resolved promise does not pin the other promise's cancellation (A2, D1)")
+    func resolveWithPromiseAfterResolutionDoesNotObserveTheOtherPromise() {
+        let (child, _, requests) = withSealedParent(IntPromise.self) { parent in
+            let (resolved, resolvedResolver) = IntPromise.makeWithResolver()
+            resolvedResolver.fulfill(with: 1)
+            // A no-op (A2): it must not count as an observer of `parent` that never cancels.
+            resolvedResolver.resolve(with: parent)
+            #expect(resolved.result == .value(1))
+            return parent.map(on: .immediate) { $0 }
+        }
+        child.requestCancel()
+        #expect(requests.values == ["request"])
+    }
+
     @Test("resolve(with: a pending promise) adopts its result on the resolving thread, with no hop")
     func resolveWithPendingPromiseAdoptsOnResolvingThread() async {
         let (promise, resolver) = IntPromise.makeWithResolver()

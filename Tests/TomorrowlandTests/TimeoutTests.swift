@@ -65,6 +65,19 @@ struct TimeoutTests {
         try loop.checkNoPendingWork()
     }
 
+    @Test("an upstream resolving after the timeout fired queues no work on the timeout's context")
+    func anUpstreamResolvingAfterTheTimeoutQueuesNothing() throws {
+        let loop = TestLoop()
+        let (upstream, resolver) = StdPromise<Int>.makeWithResolver()
+        let timeout = upstream.timeout(on: .loop(loop), delay: .seconds(1))
+        loop.advance(by: .seconds(1))
+        #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
+        resolver.fulfill(with: 1)
+        #expect(loop.readyCount == 0)
+        #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
+        try loop.checkNoPendingWork()
+    }
+
     @Test func theStdPromiseOverloadTimesOutWithPromiseTimeoutError() throws {
         let loop = TestLoop()
         let (upstream, _) = StdPromise<Int>.makeWithResolver()

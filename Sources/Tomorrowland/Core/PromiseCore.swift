@@ -119,6 +119,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     }
 
     /// Whether the core is resolved (with any result).
+    @usableFromInline
     final var isResolved: Bool {
         lock.withLock { status == .resolved }
     }

@@ -75,6 +75,9 @@ extension Promise {
             switch stage {
             case .arrive:
                 timer.cancel()
+                // Already settled by the timer: a job would only find it resolved (and would keep
+                // the context's executor busy, or alive, for nothing).
+                if child.isResolved { return .settled(nil) }
                 return .dispatch(context)
             case .run:
                 let child = unsafeDowncast(child, to: PromiseBox<Value, E>.self)
