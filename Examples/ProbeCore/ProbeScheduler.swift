@@ -165,12 +165,23 @@ public final class ProbeScheduler: @unchecked Sendable {
         isFinished = true
         nextRoundTimer?.cancel()
         nextRoundTimer = nil
+        guard let round else {
+            finishedResolver.fulfill(with: outcome)
+            return
+        }
+        // `finished` resolves only once the cancelled round has come back to the executor:
+        // `when(fulfilled:)` delivers on a Dispatch queue, and the daemon shuts its loop down as
+        // soon as `finished` resolves, so a delivery still on its way would reach a loop that was
+        // shut down (a precondition failure; seen under AddressSanitizer's slower timing).
+        round.tap(on: context) { [self] _ in
+            self.round = nil
+            finishedResolver.fulfill(with: outcome)
+        }
         // Cancelling the combined promise asks every probe, and through them every attempt in
-        // flight, to cancel: the connection attempts close their sockets.
-        round?.requestCancel()
-        round = nil
+        // flight, to cancel: the connection attempts close their sockets. The probes' handles
+        // go first: a promise that still has a handle is not cancelled by propagation.
         roundInputs = []
-        finishedResolver.fulfill(with: outcome)
+        round.requestCancel()
     }
 }
 
