@@ -84,7 +84,7 @@ docs: deps
 bench-kv: deps
 	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/bench-kv.sh
 
-# libFuzzer on the RESP parser and on the command path, from the committed seed corpora
+# libFuzzer on the RESP parser, the command path and the TCP input buffer, from the committed corpora
 # (Fuzz/corpus); FUZZ_SECONDS per harness (default 60).
 FUZZ_SECONDS ?= 60
 fuzz:

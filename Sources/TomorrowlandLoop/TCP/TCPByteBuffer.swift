@@ -39,7 +39,9 @@ final class TCPByteBuffer {
     /// Makes room for at least `count` more bytes and returns the free tail (valid until the next
     /// mutation); fill it, then call ``commitWritten(_:)``.
     func reserveWritable(_ count: Int) -> UnsafeMutableRawBufferPointer {
-        if capacity - writerIndex < count {
+        // `storage == nil`: an empty buffer has no storage yet, even for a zero-byte request
+        // (found by the TCP input fuzzer).
+        if capacity - writerIndex < count || storage == nil {
             let readable = readableBytes
             if readerIndex > 0 && capacity - readable >= count && readable <= capacity / 2 {
                 // Compacting is cheaper than growing: the live bytes are at most half.
