@@ -13,6 +13,9 @@ package enum ExecutionFlags {
     @inline(__always)
     package static func with<R>(isExecutingNow value: Bool, _ body: () throws -> R) rethrows -> R {
         let previous = twl_get_is_executing_now()
+        // Every executor job runs with `false`, which is almost always the value already set:
+        // then there is nothing to write, nor to restore (two thread-local writes per job).
+        if previous == value { return try body() }
         twl_set_is_executing_now(value)
         defer { twl_set_is_executing_now(previous) }
         return try body()

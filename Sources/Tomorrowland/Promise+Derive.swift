@@ -78,13 +78,13 @@ extension Promise {
                     child.stored = nil
                     return .settled(child.settle(passed))
                 }
-                // The box keeps the context, and so its executor, alive while this runs.
-                if case .executor(let executor) = child.context { return .submit(UnretainedExecutor(executor)) }
+                // This handler captures nothing, so it may submit the job itself (see
+                // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
+                if child.submitAsJob(onExecutorOf: child.context, source: source) { return .submitted }
                 return .dispatch(child.context)
             case .run:
                 // Released at the end of this call, on the callback's context (B7).
-                let storage = child.stored.unsafelyUnwrapped
-                child.stored = nil
+                let storage = child.stored.take().unsafelyUnwrapped
                 if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
                     return .settled(child.settle(whenSuppressed(result)))
                 }
@@ -92,7 +92,8 @@ extension Promise {
                 case .result(let settled):
                     return .settled(child.settle(settled))
                 case .adopt(let promise):
-                    return .settled(child.adopt(promise.box))
+                    // The upstream resolved: that is why the callback ran.
+                    return .settled(child.adopt(promise.box, replacingResolvedUpstream: true))
                 }
             }
         }

@@ -20,7 +20,10 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     /// is the callback's own node, so an executor that stores jobs directly (as the event loop and
     /// the test loop do) dispatches a callback without allocating anything. The default
     /// implementation wraps the job in a closure for ``submit(_:)``.
-    func submit(job: any PromiseJob)
+    ///
+    /// `job` is `consuming`: an executor that stores it takes over the caller's reference
+    /// instead of retaining it once more.
+    func submit(job: consuming any PromiseJob)
 
     /// Runs `work` on this executor once `delay` has passed on the executor's own clock.
     ///
@@ -52,7 +55,8 @@ public protocol PromiseScheduledWork: Sendable {
 
 extension PromiseExecutor {
     /// Wraps `job` in a closure and submits it with ``submit(_:)``.
-    public func submit(job: any PromiseJob) {
+    public func submit(job: consuming any PromiseJob) {
+        let job = consume job
         submit { job.run() }
     }
 }

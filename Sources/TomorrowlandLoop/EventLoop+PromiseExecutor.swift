@@ -8,8 +8,8 @@ extension EventLoop: PromiseExecutor {
 
     /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``, without
     /// allocating: the loop queues the job itself.
-    public func submit(job: any PromiseJob) {
-        enqueue(.promiseJob(job))
+    public func submit(job: consuming any PromiseJob) {
+        enqueue(.promiseJob(consume job))
     }
 
     /// Runs `work` on the loop's thread once `delay` has passed on the loop's monotonic clock.

@@ -190,15 +190,21 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Submission internals
 
     /// Queues `work`: into the core when called on the loop, into the inbox otherwise.
-    func enqueue(_ work: LoopWork) {
+    func enqueue(_ work: consuming LoopWork) {
         if inEventLoop {
             precondition(
                 !isShutDown,
                 "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it is done"
             )
-            core.enqueue(work)
+            core.enqueue(consume work)
             return
         }
+        enqueueIntoInbox(work)
+    }
+
+    /// Queues `work` from a thread that does not drive the loop: into the inbox, waking the
+    /// loop unless a wake-up is already pending.
+    private func enqueueIntoInbox(_ work: LoopWork) {
         let accepted: Bool?
         accepted = inbox.withLock { inbox -> Bool? in
             if inbox.isClosed { return nil }

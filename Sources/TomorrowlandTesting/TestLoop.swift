@@ -74,8 +74,8 @@ public final class TestLoop: PromiseExecutor {
     }
 
     /// Queues a promise callback like ``submit(_:)``, without allocating a closure around it.
-    public func submit(job: any PromiseJob) {
-        enqueue(.promiseJob(job))
+    public func submit(job: consuming any PromiseJob) {
+        enqueue(.promiseJob(consume job))
     }
 
     /// Schedules `work` to run when the virtual clock reaches ``now`` + `delay`.

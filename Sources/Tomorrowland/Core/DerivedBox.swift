@@ -22,8 +22,9 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     /// Fires this promise as a derived promise of `source` (see ``Handler``).
     @usableFromInline
     override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
-        // The temporary reference the call takes is dropped before anything is submitted, so
+        // The temporary reference the call takes is dropped before anything is dispatched, so
         // that the job holds the only reference to the user's closure (released on its context).
+        // (A handler that returns `.submitted` captures nothing: there is nothing to release.)
         // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
         // general abstraction, and calling it then allocates a reabstraction thunk every time.
         let outcome = handler!(self, source, .arrive)
@@ -31,8 +32,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         case .settled(let ready):
             handler = nil
             return ready
-        case .submit(let executor):
-            submitAsJob(to: executor.executor, source: source)
+        case .submitted:
             return nil
         case .dispatch(let context):
             switch context.route(isSynchronous: isSynchronous) {

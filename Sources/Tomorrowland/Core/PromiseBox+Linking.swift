@@ -34,10 +34,13 @@ extension ResultBox {
 
     /// Pipes `inner` into this box, as a propagating observer of `inner`.
     ///
+    /// - Parameter replacingResolvedUpstream: Whether this box's upstream, if any, is resolved
+    ///   (see ``PromiseCore/propagateCancel(to:replacingResolvedUpstream:)``): true for a
+    ///   derived promise adopting what its callback returned.
     /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
     @inlinable
-    final func adopt(_ inner: ResultBox<Result>) -> ReadyCallbacks? {
-        propagateCancel(to: inner)
+    final func adopt(_ inner: ResultBox<Result>, replacingResolvedUpstream: Bool = false) -> ReadyCallbacks? {
+        propagateCancel(to: inner, replacingResolvedUpstream: replacingResolvedUpstream)
         return inner.registerReturningReady(pipeNode())
     }
 }

@@ -33,7 +33,8 @@ extension PromiseResult: StoredPromiseResult {
 ///   `.resolved` and never changes afterwards, so it may be read without the lock by anyone who
 ///   observed `.resolved` under the lock, or was handed the box by such a thread.
 ///
-/// Not `final` only so that ``CallbackBox`` can add a callback's fields; its members are final.
+/// Not `final` only so that ``DerivedBox`` and ``CallbackBox`` can add the fields of a derived
+/// promise; its members are final.
 @usableFromInline
 class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// The result; meaningful only once the status is `.resolved` (cancelled before).
@@ -138,26 +139,16 @@ enum HandlerOutcome {
     case settled(ReadyCallbacks?)
     /// Call again with `.run` on this context.
     case dispatch(PromiseContext)
-    /// Call again with `.run` as a job on this executor: `.dispatch` for an `.executor` context,
-    /// without copying the context (each copy retains the executor).
-    case submit(UnretainedExecutor)
+    /// The handler handed the derived promise to its context's executor as a job (see
+    /// ``PromiseCallbackNode/submitAsJob(onExecutorOf:source:)``), which calls it again with `.run`.
+    ///
+    /// Only for handlers that capture nothing: the job may run, and drop the handler, on the
+    /// executor's thread before the `.arrive` call has returned.
+    case submitted
 
     @usableFromInline
     var ready: ReadyCallbacks? {
         if case .settled(let ready) = self { return ready }
         return nil
-    }
-}
-
-/// An executor reference that neither retains nor releases: for handing an executor that
-/// something else keeps alive (the context stored in a ``CallbackBox``) through a return value.
-@usableFromInline
-struct UnretainedExecutor {
-    @usableFromInline
-    unowned(unsafe) let executor: any PromiseExecutor
-
-    @inlinable
-    init(_ executor: any PromiseExecutor) {
-        self.executor = executor
     }
 }

@@ -103,9 +103,11 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func markResolvedLocked(cancelled: Bool) -> Taken {
         status = .resolved
         isCancelledResult = cancelled
-        let taken = Taken(head: callbackHead.take(), handlers: cancelHandlers, upstream: upstream)
+        // Moved out, not copied: copying the (usually empty) array would retain its storage.
+        var handlers: [CancelHandler] = []
+        if !cancelHandlers.isEmpty { swap(&handlers, &cancelHandlers) }
+        let taken = Taken(head: callbackHead.take(), handlers: handlers, upstream: upstream)
         upstream = nil
-        if !cancelHandlers.isEmpty { cancelHandlers = [] }
         return taken
     }
 
@@ -128,22 +130,26 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
 
     /// Registers `node` and, if the promise is already resolved, fires it synchronously and runs
     /// what that makes ready.
+    ///
+    /// `node` is `consuming` here and below: the list takes over the caller's reference (usually
+    /// a node made for this call) instead of retaining it once more.
     @usableFromInline
-    final func register(_ node: PromiseCallbackNode) {
+    final func register(_ node: consuming PromiseCallbackNode) {
         CallbackDrain.run(registerReturningReady(node))
     }
 
     /// Registers `node`; if the promise is already resolved, fires it synchronously and returns
     /// the callbacks that made ready instead of running them (for callers inside a drain).
     @usableFromInline
-    final func registerReturningReady(_ node: PromiseCallbackNode) -> ReadyCallbacks? {
-        let isResolved: Bool = lock.withLock {
-            if status == .resolved { return true }
+    final func registerReturningReady(_ node: consuming PromiseCallbackNode) -> ReadyCallbacks? {
+        lock.lock()
+        if status != .resolved {
             node.next = callbackHead.take()
-            callbackHead = node
-            return false
+            callbackHead = consume node
+            lock.unlock()
+            return nil
         }
-        guard isResolved else { return nil }
+        lock.unlock()
         return node.fire(source: self, isSynchronous: true)
     }
 
@@ -214,19 +220,28 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
 
     /// Makes this promise a propagating observer of `upstream`: `upstream` counts one more
     /// observer, and the first cancel request on this promise takes it away again.
+    ///
+    /// - Parameter replacingResolvedUpstream: True when this promise's current upstream (if any)
+    ///   is known to be resolved, as in a `flatMap` callback adopting the promise it returned.
+    ///   Passing a cancel request to a resolved promise has no effect, so `upstream` then takes
+    ///   its place in the one inline link, instead of a second link (a cancel handler, three
+    ///   allocations).
     @usableFromInline
-    final func propagateCancel(to upstream: PromiseCore) {
+    final func propagateCancel(to upstream: PromiseCore, replacingResolvedUpstream: Bool = false) {
         upstream.addObserver()
+        var replaced: UnownedCoreReference?
         let linkedInline: Bool = lock.withLock {
-            guard self.upstream == nil else { return false }
+            guard self.upstream == nil || replacingResolvedUpstream else { return false }
             switch status {
             case .pending, .delayed:
+                replaced = self.upstream
                 self.upstream = UnownedCoreReference(upstream)
                 return true
             case .cancelRequested, .resolved:
                 return false
             }
         }
+        replaced?.release()
         if !linkedInline {
             // A second upstream (the promise a `flatMap` callback returned), or a cancel request
             // that already happened: the general mechanism handles both.
@@ -247,7 +262,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func registerNewChild(_ child: PromiseCore) {
         child.upstream = UnownedCoreReference(self)
         let isResolved: Bool = lock.withLock {
-            observerCount = observerCount < 0 ? 1 : observerCount + 1
+            countObserverLocked()
             if status == .resolved { return true }
             child.next = callbackHead.take()
             callbackHead = child
@@ -260,9 +275,13 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Counts one more propagating observer.
     @usableFromInline
     final func addObserver() {
-        lock.withLock {
-            observerCount = observerCount < 0 ? 1 : observerCount + 1
-        }
+        lock.withLock { countObserverLocked() }
+    }
+
+    /// Counts one more propagating observer; call with the lock held.
+    @inline(__always)
+    private func countObserverLocked() {
+        observerCount = observerCount < 0 ? 1 : observerCount + 1
     }
 
     /// One propagating observer requested cancellation; requests cancellation of this promise

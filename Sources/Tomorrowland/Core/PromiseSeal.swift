@@ -14,6 +14,8 @@ final class PromiseSeal: Sendable {
     }
 
     deinit {
-        core.seal()
+        // Through `Unmanaged`: calling `core.seal()` directly retains and releases `core` around
+        // the call, although this object keeps it alive until the deinit returns.
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { $0.seal() }
     }
 }

@@ -43,10 +43,10 @@ struct ReadyQueue: ~Copyable {
         return (entry.pointee.deadline, entry.pointee.sequence)
     }
 
-    mutating func append(_ work: LoopWork, deadline: UInt64, sequence: UInt64) {
+    mutating func append(_ work: consuming LoopWork, deadline: UInt64, sequence: UInt64) {
         if count == capacity { grow() }
         (storage + ((head + count) & (capacity - 1))).initialize(
-            to: Entry(work: work, deadline: deadline, sequence: sequence))
+            to: Entry(work: consume work, deadline: deadline, sequence: sequence))
         count += 1
     }
 

@@ -90,10 +90,10 @@ package final class SchedulingCore {
     }
 
     /// Queues `work` to run now, after everything already due now.
-    package func enqueue(_ work: LoopWork) {
+    package func enqueue(_ work: consuming LoopWork) {
         let sequence = nextSequence
         nextSequence &+= 1
-        ready.append(work, deadline: currentTime, sequence: sequence)
+        ready.append(consume work, deadline: currentTime, sequence: sequence)
     }
 
     /// Schedules `work` at `deadline` (raised to ``currentTime`` if earlier) and returns the
