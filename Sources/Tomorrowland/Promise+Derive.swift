@@ -92,8 +92,7 @@ extension Promise {
                 case .result(let settled):
                     return .settled(child.settle(settled))
                 case .adopt(let promise):
-                    // The upstream resolved: that is why the callback ran.
-                    return .settled(child.adopt(promise.box, replacingResolvedUpstream: true))
+                    return .settled(child.adoptAfterCallback(promise.box))
                 }
             }
         }

@@ -3,9 +3,9 @@ import Testing
 @testable import Tomorrowland
 
 /// How a derived promise observes the promise its callback returned (`flatMap` and its
-/// relatives): through its one upstream link, which the resolved upstream no longer needs.
-/// Before, the adopted promise was observed through a cancel handler (three more allocations
-/// per link); the behaviour must be the same either way.
+/// relatives): through its one upstream link, which the resolved upstream no longer needs, and
+/// by registering itself on it. Before, the adopted promise was observed through a cancel
+/// handler and a pipe node (four more allocations per link); the behaviour must be the same.
 @Suite("Adoption links")
 struct AdoptionLinkTests {
     typealias IntPromise = Promise<Int, String>
@@ -18,18 +18,20 @@ struct AdoptionLinkTests {
     }
 
     /// A pending promise whose only handle is in `handoff`, recording its cancel requests.
-    static func makeInner(into handoff: Handoff, recordingRequestsIn requests: Recorder<String>) -> IntPromise.Resolver {
+    static func makeInner(into handoff: Handoff, recording requests: Recorder<String>) -> IntPromise.Resolver {
         let (inner, resolver) = IntPromise.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record("inner") }
         handoff.promise = inner
         return resolver
     }
 
-    @Test("flatMap's result links the adopted promise in place of its resolved upstream, without a cancel handler")
+    @Test(
+        "flatMap's result links the adopted promise in place of its resolved upstream, without a cancel handler or pipe"
+    )
     func flatMapReplacesResolvedUpstream() {
         let innerRequests = Recorder<String>()
         let handoff = Handoff()
-        let innerResolver = Self.makeInner(into: handoff, recordingRequestsIn: innerRequests)
+        let innerResolver = Self.makeInner(into: handoff, recording: innerRequests)
         let (parent, parentResolver) = IntPromise.makeWithResolver()
         let outer = parent.flatMap(on: .immediate) { _ -> IntPromise in
             defer { handoff.promise = nil }
@@ -38,6 +40,8 @@ struct AdoptionLinkTests {
         parentResolver.fulfill(with: 1)
         #expect(outer.result == nil)
         #expect(outer.box.cancelHandlers.isEmpty)
+        // The adopting promise waits in the adopted one's list itself, not through a pipe node.
+        #expect(innerResolver.box.callbackHead === outer.box)
 
         // The only handle of the adopted promise went with the callback: it is sealed.
         outer.requestCancel()
@@ -47,7 +51,8 @@ struct AdoptionLinkTests {
         #expect(outer.result == .cancelled)
     }
 
-    @Test("a flatMap result whose cancel was requested before its callback ran passes the request to the adopted promise")
+    @Test(
+        "a flatMap result whose cancel was requested before its callback ran passes the request to the adopted promise")
     func cancelRequestedBeforeAdoption() {
         let innerRequests = Recorder<String>()
         let (parent, parentResolver) = IntPromise.makeWithResolver()
@@ -57,7 +62,7 @@ struct AdoptionLinkTests {
             return handoff.promise!
         }
         outer.requestCancel()
-        let innerResolver = Self.makeInner(into: handoff, recordingRequestsIn: innerRequests)
+        let innerResolver = Self.makeInner(into: handoff, recording: innerRequests)
         // The parent ignores the request while its handle lives; its value still runs the
         // callback, and the adopted promise hears about the request as soon as it is adopted.
         parentResolver.fulfill(with: 1)

@@ -47,6 +47,26 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         }
     }
 
+    /// Pipes `inner`, the promise this promise's callback returned, into this promise
+    /// (`flatMap` and its relatives), as a propagating observer of `inner`.
+    ///
+    /// The box registers itself on `inner`, with a handler that copies the result: no
+    /// ``PipeNode`` to allocate. That is sound because the callback has run: the handler is
+    /// spent, and the box is in no list (its upstream's list was taken when it fired).
+    ///
+    /// - Important: Call only from the `.run` stage of this box's handler.
+    /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
+    @inlinable
+    final func adoptAfterCallback(_ inner: ResultBox<Result>) -> ReadyCallbacks? {
+        // The upstream resolved: that is why the callback ran.
+        propagateCancel(to: inner, replacingResolvedUpstream: true)
+        handler = { child, source, _ in
+            .settled(
+                unsafeDowncast(child, to: ResultBox<Result>.self).settle(ResultBox<Result>.resolvedResult(of: source)))
+        }
+        return inner.registerReturningReady(self)
+    }
+
     /// Runs the derived promise's callback on its context, and what that makes ready.
     override final func run(source: PromiseCore) {
         let work = handler!

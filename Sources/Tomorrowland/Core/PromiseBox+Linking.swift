@@ -1,6 +1,6 @@
 /// A callback node that resolves another promise of the same type with the source's result,
 /// inline and without a context hop (`makeChild`, `tap()`, `ignoringCancel`,
-/// `Resolver.resolve(with:)`, the promise a `flatMap` callback returns).
+/// `Resolver.resolve(with:)`).
 @usableFromInline
 final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
@@ -32,15 +32,13 @@ extension ResultBox {
         }
     }
 
-    /// Pipes `inner` into this box, as a propagating observer of `inner`.
+    /// Pipes `inner` into this box, as a propagating observer of `inner` (`resolve(with:)`;
+    /// derived promises use ``DerivedBox/adoptAfterCallback(_:)``).
     ///
-    /// - Parameter replacingResolvedUpstream: Whether this box's upstream, if any, is resolved
-    ///   (see ``PromiseCore/propagateCancel(to:replacingResolvedUpstream:)``): true for a
-    ///   derived promise adopting what its callback returned.
     /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
     @inlinable
-    final func adopt(_ inner: ResultBox<Result>, replacingResolvedUpstream: Bool = false) -> ReadyCallbacks? {
-        propagateCancel(to: inner, replacingResolvedUpstream: replacingResolvedUpstream)
+    final func adopt(_ inner: ResultBox<Result>) -> ReadyCallbacks? {
+        propagateCancel(to: inner)
         return inner.registerReturningReady(pipeNode())
     }
 }
