@@ -61,7 +61,8 @@ def main():
     axes.set_xscale("log")
     values = [value for _, _, wall, cpu in rows for value in (wall, cpu) if value]
     if values:
-        axes.set_xlim(min(min(values), 1.0) / 1.5, max(max(values), 1.0) * 1.6)
+        # Room on the right for the label of the longest bar.
+        axes.set_xlim(min(min(values), 1.0) / 1.5, max(max(values), 1.0) * 2.4)
     axes.set_xlabel("ours / SwiftNIO per unit, log scale, below 1 = ours better\n"
                     "dark: wall-clock median; light: loop-thread CPU; M1: malloc bytes", fontsize=9)
     axes.set_title("Tomorrowland on EventLoop vs SwiftNIO\n" + "\n".join(header), fontsize=8)
