@@ -243,8 +243,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         }
         replaced?.release()
         if !linkedInline {
-            // A second upstream (the promise a `flatMap` callback returned), or a cancel request
-            // that already happened: the general mechanism handles both.
+            // A second upstream that must not replace the first (`resolve(with:)` on a promise
+            // that observes one already), or a cancel request that already happened (a `flatMap`
+            // result cancelled before its callback ran): the general mechanism handles both.
             let link = UpstreamReferenceBox(upstream)
             addCancelHandler(.inline { link.reference.load()?.removeObserver() })
         }
