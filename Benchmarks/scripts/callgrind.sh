@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per unit for W1, W2, W3, W4 and W7 (and our .immediate variants of W1 and W3), for
+# Instructions per unit for W1, W2, W3, W4 and W7 (and our .immediate variants of W1, W2 and W3), for
 # both libraries, with callgrind: two runs of different length, (Ir(N2) - Ir(N1)) / extra units,
 # so start-up and the warm-up iteration cancel out. Instruction counts do not depend on the
 # machine's load.
@@ -52,6 +52,7 @@ W3 ours 1 3 100000
 W3i ours 1 3 100000
 W2 nio 20 120 1000
 W2 ours 20 120 1000
+W2i ours 20 120 1000
 W4 nio 5 25 1000
 W4 ours 5 25 1000
 W7 nio 20 120 1000

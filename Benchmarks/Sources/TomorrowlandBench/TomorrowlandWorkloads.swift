@@ -14,7 +14,7 @@ import TomorrowlandLoop
 /// - The tail of a chain is kept by the driver until it resolves, as a waiting user would keep
 ///   it; dropping a pending promise's last handle is a cancellation request in Tomorrowland.
 ///
-/// W1i and W3i run the W1 and W3 shapes on `.immediate`, which is what NIO's synchronous
+/// W1i, W2i and W3i run the W1, W2 and W3 shapes on `.immediate`, which is what NIO's synchronous
 /// callbacks do: these rows compare the promise machinery without the loop hop.
 enum TomorrowlandWorkloads {
     static func make() -> LibraryUnderTest? {
@@ -99,6 +99,19 @@ enum TomorrowlandWorkloads {
                 startRound()
             }
             check(counter.count == iterations * 1000, "W2 ours: \(counter.count) != \(iterations * 1000)")
+        }
+
+        workloads["W2i"] = { iterations in
+            counter.reset()
+            onLoop { done in
+                for _ in 0..<iterations {
+                    let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+                    for _ in 0..<1000 { promise.tap(on: .immediate) { counter.add($0.value ?? 0) } }
+                    resolver.fulfill(with: 1)
+                }
+                done()
+            }
+            check(counter.count == iterations * 1000, "W2i ours: \(counter.count) != \(iterations * 1000)")
         }
 
         workloads["W3"] = { iterations in

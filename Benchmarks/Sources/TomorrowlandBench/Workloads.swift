@@ -6,7 +6,7 @@ struct WorkloadSpec: Sendable {
     let unit: String
     let unitsPerIteration: Int
     /// The NIO runner this row compares with: the same id, or the plain workload for a variant
-    /// that only our library has (W1i and W3i run NIO's W1 and W3 once, not twice).
+    /// that only our library has (W1i, W2i and W3i run NIO's W1, W2 and W3 once, not twice).
     let nioID: String
 
     init(_ id: String, _ title: String, unit: String, unitsPerIteration: Int, nioID: String? = nil) {
@@ -21,6 +21,7 @@ struct WorkloadSpec: Sendable {
         WorkloadSpec("W1", "chain-map (1000 links)", unit: "link", unitsPerIteration: 1000),
         WorkloadSpec("W1i", "chain-map, ours on .immediate (extra)", unit: "link", unitsPerIteration: 1000, nioID: "W1"),
         WorkloadSpec("W2", "fanout (1000 callbacks)", unit: "callback", unitsPerIteration: 1000),
+        WorkloadSpec("W2i", "fanout, ours on .immediate (extra)", unit: "callback", unitsPerIteration: 1000, nioID: "W2"),
         WorkloadSpec("W3", "create-fulfill (100k)", unit: "promise", unitsPerIteration: 100_000),
         WorkloadSpec("W3i", "create-fulfill, ours on .immediate (extra)", unit: "promise", unitsPerIteration: 100_000, nioID: "W3"),
         WorkloadSpec("W4", "flatmap-async (1000 links)", unit: "link", unitsPerIteration: 1000),
