@@ -100,12 +100,9 @@ struct EventLoopPromiseFormTests {
 
     @Test func readableOnAClosedDescriptorIsRejected() {
         let loop = EventLoop()
-        var descriptors: [Int32] = [0, 0]
-        #expect(pipe(&descriptors) == 0)
-        close(descriptors[0])
-        close(descriptors[1])
-        let readable = loop.readable(descriptors[0])
-        #expect(Outcome(readable.result) == .rejected(.invalidDescriptor(fd: descriptors[0], errno: EBADF)))
+        let closed = unopenedDescriptor()
+        let readable = loop.readable(closed)
+        #expect(Outcome(readable.result) == .rejected(.invalidDescriptor(fd: closed, errno: EBADF)))
         loop.shutdown()
     }
 

@@ -116,10 +116,9 @@ struct EventLoopWatcherTests {
 
     @Test func aClosedDescriptorIsAThrownErrorNotACrash() {
         let loop = EventLoop()
-        let pipe = Pipe()
-        pipe.close()
-        #expect(throws: EventLoopError.invalidDescriptor(fd: pipe.readEnd, errno: EBADF)) {
-            try loop.watch(fileDescriptor: pipe.readEnd, for: .readable) { _ in }
+        let closed = unopenedDescriptor()
+        #expect(throws: EventLoopError.invalidDescriptor(fd: closed, errno: EBADF)) {
+            try loop.watch(fileDescriptor: closed, for: .readable) { _ in }
         }
         #expect(throws: EventLoopError.invalidDescriptor(fd: -1, errno: EBADF)) {
             try loop.watch(fileDescriptor: -1, for: .readable) { _ in }

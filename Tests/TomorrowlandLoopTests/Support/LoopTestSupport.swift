@@ -91,3 +91,16 @@ enum Outcome<Failure: Equatable>: Equatable {
         }
     }
 }
+
+/// A descriptor number that is not open: the highest one the process may use, which no test
+/// opens.
+///
+/// Tests that need a closed descriptor use this instead of closing one of their own: the kernel
+/// hands out the lowest free number, so a test running in parallel can open the same number
+/// again before the closed one is looked at (seen under TSan: the loop then watched another
+/// test's descriptor).
+func unopenedDescriptor() -> Int32 {
+    let descriptor = Int32(clamping: getdtablesize() - 1)
+    precondition(fcntl(descriptor, F_GETFD) == -1 && errno == EBADF, "descriptor \(descriptor) is open")
+    return descriptor
+}
