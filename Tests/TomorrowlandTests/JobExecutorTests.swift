@@ -6,41 +6,6 @@ import Tomorrowland
 /// as the event loop and the test loop do.
 @Suite("Executors that store jobs")
 struct JobExecutorTests {
-    /// Keeps the jobs it is given until the test runs them. Its `submit(job:)` is written without
-    /// `consuming`, as conformers written before the requirement took its job `consuming` are:
-    /// it must still satisfy the requirement.
-    final class ManualJobExecutor: PromiseExecutor, @unchecked Sendable {
-        // Invariant: `jobs` is only touched with `lock` held.
-        private let lock = NSLock()
-        private var jobs: [any PromiseJob] = []
-
-        func submit(_ work: @escaping @Sendable () -> Void) {
-            preconditionFailure("promise callbacks arrive as jobs")
-        }
-
-        func submit(job: any PromiseJob) {
-            lock.withLock { jobs.append(job) }
-        }
-
-        func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
-            preconditionFailure("not used by these tests")
-        }
-
-        var isCurrent: Bool { false }
-
-        /// The number of jobs waiting.
-        var pendingCount: Int { lock.withLock { jobs.count } }
-
-        /// Runs the jobs waiting now, in submission order, and drops them.
-        func runPending() {
-            let taken = lock.withLock {
-                defer { jobs.removeAll() }
-                return jobs
-            }
-            for job in taken { job.run() }
-        }
-    }
-
     @Test("map, then and tap callbacks run as jobs, in order, and each job runs its callback once")
     func callbacksRunAsJobs() {
         let executor = ManualJobExecutor()

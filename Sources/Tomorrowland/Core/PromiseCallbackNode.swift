@@ -59,6 +59,12 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         executor.submit(job: self)
     }
 
+    /// Hands this node to `executor` as a job that needs no promise: it will run
+    /// ``runWithoutSource()`` (a node that keeps its own copy of the result, ``TapNode``).
+    final func submitAsJob(to executor: any PromiseExecutor) {
+        executor.submit(job: self)
+    }
+
     /// Hands this node to the executor of `context` as a job, if it is an `.executor` context,
     /// and says whether it did.
     ///
@@ -80,7 +86,12 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
     @usableFromInline
     final func run() {
-        // `take()`: moves the reference out, no retain/release pair.
+        guard next != nil else {
+            ExecutionFlags.with(isExecutingNow: false) { runWithoutSource() }
+            return
+        }
+        // `take()`: moves the reference out, no retain/release pair. (Binding it with `if let`
+        // instead costs a retain and a release per job, measured.)
         let source = unsafeDowncast(next.take().unsafelyUnwrapped, to: PromiseCore.self)
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
     }
@@ -88,6 +99,12 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// The work of a node that fired on an asynchronous context, now running there.
     func run(source: PromiseCore) {
         preconditionFailure("PromiseCallbackNode.run(source:) must be overridden by nodes that submit jobs")
+    }
+
+    /// The work of a node that was submitted with ``submitAsJob(to:)``, now running.
+    func runWithoutSource() {
+        preconditionFailure(
+            "PromiseCallbackNode.runWithoutSource() must be overridden by nodes that submit without a source")
     }
 }
 

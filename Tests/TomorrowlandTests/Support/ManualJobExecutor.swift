@@ -1,0 +1,46 @@
+import Foundation
+import Tomorrowland
+
+/// Keeps the jobs it is given until the test runs them. Its `submit(job:)` is written without
+/// `consuming`, as conformers written before the requirement took its job `consuming` are:
+/// it must still satisfy the requirement.
+final class ManualJobExecutor: PromiseExecutor, @unchecked Sendable {
+    // Invariant: `jobs` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var jobs: [any PromiseJob] = []
+
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        preconditionFailure("promise callbacks arrive as jobs")
+    }
+
+    func submit(job: any PromiseJob) {
+        lock.withLock { jobs.append(job) }
+    }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
+        preconditionFailure("not used by these tests")
+    }
+
+    var isCurrent: Bool { false }
+
+    /// The number of jobs waiting.
+    var pendingCount: Int { lock.withLock { jobs.count } }
+
+    /// Drops the jobs waiting now without running them, as an executor that shuts down does.
+    /// They are released after the lock is dropped.
+    func dropPending() {
+        _ = takePending()
+    }
+
+    /// Runs the jobs waiting now, in submission order, and drops them.
+    func runPending() {
+        for job in takePending() { job.run() }
+    }
+
+    private func takePending() -> [any PromiseJob] {
+        lock.withLock {
+            defer { jobs.removeAll() }
+            return jobs
+        }
+    }
+}
