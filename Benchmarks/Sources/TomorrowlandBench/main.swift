@@ -11,6 +11,20 @@ import Foundation
 //   TomorrowlandBench --run W1 --lib ours|nio --iterations N
 //       one warm-up iteration then N iterations, untimed: what the callgrind mode counts
 
+/// The usage text, printed by `--help` and after a bad argument.
+let usage = """
+    usage: TomorrowlandBench [--only W1,W3] [--target-seconds 1.0] [--skip-m1]
+           TomorrowlandBench --m1 ours|nio
+           TomorrowlandBench --run <workload id> --lib ours|nio --iterations N
+    workload ids: \(WorkloadSpec.all.map(\.id).joined(separator: ", "))
+    """
+
+/// Prints `message` and the usage text to standard error and exits with status 2.
+func usageError(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("TomorrowlandBench: \(message)\n\(usage)\n".utf8))
+    exit(2)
+}
+
 struct Options {
     var only: Set<String>?
     var targetSeconds = 1.0
@@ -23,19 +37,34 @@ struct Options {
     init(_ arguments: [String]) {
         var remaining = arguments[...]
         func value(_ flag: String) -> String {
-            guard let next = remaining.popFirst() else { fatalError("\(flag) needs a value") }
+            guard let next = remaining.popFirst() else { usageError("\(flag) needs a value") }
             return next
         }
         while let argument = remaining.popFirst() {
             switch argument {
-            case "--only": only = Set(value(argument).split(separator: ",").map(String.init))
-            case "--target-seconds": targetSeconds = Double(value(argument)) ?? 1.0
+            case "--only":
+                let ids = Set(value(argument).split(separator: ",").map(String.init))
+                let unknown = ids.subtracting(WorkloadSpec.all.map(\.id)).sorted()
+                guard unknown.isEmpty else { usageError("unknown workload \(unknown.joined(separator: ", "))") }
+                only = ids
+            case "--target-seconds":
+                guard let seconds = Double(value(argument)), seconds > 0 else {
+                    usageError("--target-seconds takes a positive number")
+                }
+                targetSeconds = seconds
             case "--skip-m1": skipM1 = true
             case "--m1": m1Library = value(argument)
             case "--run": runWorkload = value(argument)
             case "--lib": runLibrary = value(argument)
-            case "--iterations": runIterations = Int(value(argument)) ?? 1
-            default: fatalError("unknown argument \(argument); see the comment at the top of main.swift")
+            case "--iterations":
+                guard let iterations = Int(value(argument)), iterations > 0 else {
+                    usageError("--iterations takes a positive integer")
+                }
+                runIterations = iterations
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default: usageError("unknown argument \(argument)")
             }
         }
     }
@@ -48,7 +77,7 @@ func library(named name: String) -> LibraryUnderTest? {
     switch name {
     case "ours": return TomorrowlandWorkloads.make()
     case "nio": return NIOWorkloads.make()
-    default: fatalError("--lib/--m1 take ours or nio, not \(name)")
+    default: usageError("--lib and --m1 take ours or nio, not \(name)")
     }
 }
 
@@ -67,7 +96,7 @@ if let name = options.m1Library {
 if let id = options.runWorkload {
     guard let name = options.runLibrary, let subject = library(named: name),
         let spec = WorkloadSpec.all.first(where: { $0.id == id })
-    else { fatalError("--run needs a known workload id and --lib ours|nio with that workload") }
+    else { usageError("--run needs a known workload id and --lib ours|nio") }
     let nioID = name == "nio" ? spec.nioID : spec.id
     guard let run = subject.workloads[nioID] else { fatalError("\(id) is not available for \(name)") }
     run(1)
