@@ -311,6 +311,31 @@ struct CancellationPropagationTests {
         #expect(requests.count == 1)
     }
 
+    @Test(
+        "a cancel request on a resolve(with:) receiver runs its earlier onRequestCancel handler before it reaches the other promise (C1, A7)"
+    )
+    func resolveWithLinkRunsAfterEarlierHandlers() {
+        let events = Recorder<String>()
+        let (other, otherResolver) = IntPromise.makeWithResolver()
+        // Cancelling `other` resolves the receiver at once (it adopts `other`'s result).
+        otherResolver.onRequestCancel(on: .immediate) { resolver in
+            events.record("other asked")
+            resolver.cancel()
+        }
+        let (receiver, receiverResolver) = IntPromise.makeWithResolver()
+        receiverResolver.onRequestCancel(on: .immediate) { _ in
+            events.record("receiver asked, resolved: \(receiver.result != nil)")
+        }
+        receiver.tap(on: .immediate) { events.record("receiver \(describe($0))") }
+        receiverResolver.resolve(with: other)
+        _ = consume other  // sealed: the receiver is its only observer
+
+        receiver.requestCancel()
+        // Registration order, as in one list: the handler registered before resolve(with:) runs
+        // first, and sees the receiver still unresolved; then the link passes the request on.
+        #expect(events.values == ["receiver asked, resolved: false", "other asked", "receiver cancelled"])
+    }
+
     // MARK: D4: tap
 
     @Test("tap(on:) does not block propagation when the other children cancel (D4)")

@@ -232,6 +232,11 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         var replaced: UnownedCoreReference?
         let linkedInline: Bool = lock.withLock {
             guard self.upstream == nil || replacingResolvedUpstream else { return false }
+            // A cancel request passes the inline link on before it runs the handlers, so the link
+            // may only go inline while no handler is registered: a handler registered earlier
+            // (say an `onRequestCancel` before `resolve(with:)`) must run first, as in
+            // Tomorrowland, where every link is an entry in the same list.
+            guard cancelHandlers.isEmpty else { return false }
             switch status {
             case .pending, .delayed:
                 replaced = self.upstream
@@ -244,8 +249,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         replaced?.release()
         if !linkedInline {
             // A second upstream that must not replace the first (`resolve(with:)` on a promise
-            // that observes one already), or a cancel request that already happened (a `flatMap`
-            // result cancelled before its callback ran): the general mechanism handles both.
+            // that observes one already), a handler registered before this link, or a cancel
+            // request that already happened (a `flatMap` result cancelled before its callback
+            // ran): the general mechanism handles all three.
             let link = UpstreamReferenceBox(upstream)
             addCancelHandler(.inline { link.reference.load()?.removeObserver() })
         }

@@ -217,17 +217,20 @@ final class ReferenceModel {
         }
     }
 
-    /// C1, C2. The library first passes the request upstream, then runs the handlers in
-    /// registration order; API.md does not fix that order.
+    /// C1, C2. Links and handlers act in registration order, as entries of one list would
+    /// (Tomorrowland's): the inline upstream link, which is only ever registered before every
+    /// handler (see `propagateCancel(from:to:)`), first, then the handlers.
     private func requestCancel(_ promise: Int) {
         guard nodes[promise].state == .pending else { return }
         nodes[promise].state = .cancelRequested
+        // The request-cancel list is closed when the state changes: every handler registered
+        // so far runs, even if passing the request upstream resolves this promise meanwhile.
+        let handlers = nodes[promise].cancelHandlers
+        nodes[promise].cancelHandlers = []
         if let upstream = nodes[promise].upstream {
             nodes[promise].upstream = nil
             removeObserver(upstream)
         }
-        let handlers = nodes[promise].cancelHandlers
-        nodes[promise].cancelHandlers = []
         for handler in handlers {
             invoke(handler, on: promise, synchronous: false)
         }
@@ -304,7 +307,9 @@ final class ReferenceModel {
     /// linked directly; a second one, or one added after a cancel request, through a handler.
     private func propagateCancel(from child: Int, to upstream: Int) {
         addObserver(upstream)
-        if nodes[child].upstream == nil && nodes[child].state == .pending {
+        // The inline link is passed on before the handlers run, so it only stands for a link
+        // registered before every handler (registration order, as one list would keep it).
+        if nodes[child].upstream == nil && nodes[child].state == .pending && nodes[child].cancelHandlers.isEmpty {
             nodes[child].upstream = upstream
         } else {
             addCancelHandler(child, .removeObserver(upstream: upstream))
