@@ -45,17 +45,21 @@ import Testing
             """
     }
 
+    /// Runs the program of `seed` and records an issue with its report if the library and the
+    /// model disagree.
+    static func checkProgram(seed: UInt64, length: Int) {
+        let program = ModelProgramGenerator.program(seed: seed, length: length)
+        if let difference = ModelCheck.run(program) {
+            Issue.record(
+                Comment(rawValue: report(programSeed: seed, length: length, program: program, difference: difference)))
+        }
+    }
+
     @Test("random programs give the same event trace on the library and on the reference model")
     func randomProgramsMatchTheReferenceModel() {
         let length = Self.number("TOMORROWLAND_MODEL_LENGTH").map(Int.init) ?? 40
         if let single = Self.number("TOMORROWLAND_MODEL_PROGRAM_SEED") {
-            let program = ModelProgramGenerator.program(seed: single, length: length)
-            if let difference = ModelCheck.run(program) {
-                Issue.record(
-                    Comment(
-                        rawValue: Self.report(
-                            programSeed: single, length: length, program: program, difference: difference)))
-            }
+            Self.checkProgram(seed: single, length: length)
             return
         }
         let base = Self.number("TOMORROWLAND_MODEL_SEED") ?? Self.defaultSeed
@@ -90,13 +94,7 @@ import Testing
     @Test("programs that once disagreed with the model match it")
     func formerFailuresMatchTheReferenceModel() {
         for (seed, length) in Self.formerFailures {
-            let program = ModelProgramGenerator.program(seed: seed, length: length)
-            if let difference = ModelCheck.run(program) {
-                Issue.record(
-                    Comment(
-                        rawValue: Self.report(
-                            programSeed: seed, length: length, program: program, difference: difference)))
-            }
+            Self.checkProgram(seed: seed, length: length)
         }
     }
 
