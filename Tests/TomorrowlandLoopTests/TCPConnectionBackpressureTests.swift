@@ -56,6 +56,40 @@ struct TCPConnectionBackpressureTests {
         #expect(largestPending.value < highWaterMark + chunk.count)
     }
 
+    /// `onWritable` that queues more than the socket takes and then closes after flushing, called
+    /// from a flush that had emptied the buffer: the close must wait for the new bytes. (It used
+    /// to close at once, on the flush's stale "drained", dropping them; seen as a short read in
+    /// the test above under AddressSanitizer.)
+    @Test func closeAfterFlushingFromOnWritableSendsWhatItQueued() throws {
+        let loop = EventLoop()
+        defer { loop.shutdown() }
+        let chunk = pattern(16 * 1024)
+        let first = Array(chunk[..<4096])
+        // 16 MiB: more than the kernel buffers on the loopback before the client reads.
+        let rest = Array(repeatElement(chunk, count: 1024).joined())
+        var options = TCPListenerOptions()
+        options.connection.writeHighWaterMark = 1024
+        let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop, options: options) { connection in
+            connection.onWritable = {
+                connection.onWritable = nil
+                connection.enqueue(rest)
+                connection.close(afterFlushing: true)
+            }
+            // Above the high-water mark, and sent at once: the flush that empties the buffer
+            // calls onWritable.
+            connection.enqueue(first)
+        }
+        let client = try #require(
+            drive(
+                loop,
+                until: TCPConnection.connect(
+                    host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
+        let everything = drive(loop, until: readToEnd(client))
+        #expect(everything?.value?.count == first.count + rest.count)
+        let intact = everything?.value == first + rest
+        #expect(intact, "the bytes arrived in order, none lost")
+    }
+
     @Test func writePromisesResolveInOrderAsTheBytesLeave() throws {
         let loop = EventLoop()
         defer { loop.shutdown() }

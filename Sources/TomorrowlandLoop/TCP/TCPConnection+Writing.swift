@@ -193,17 +193,20 @@ extension TCPConnection {
         }
         let becameWritable = wasUnwritable && output.readableBytes < options.writeHighWaterMark
         if becameWritable { wasUnwritable = false }
-        let drained = output.readableBytes == 0
-        if drained && isOutputShutdownRequested && !isOutputShutDown {
+        if output.readableBytes == 0 && isOutputShutdownRequested && !isOutputShutDown {
             isOutputShutDown = true
             _ = shutdown(fd, Int32(SHUT_WR))
         }
 
         for resolver in completed { resolver.fulfill(with: ()) }
         if becameWritable, state == .open, let onWritable = onWritableStorage { onWritable() }
-        if drained && state == .closingAfterFlush {
+        // Look at the buffer again: the callbacks above may have queued more output (sent in part
+        // by a nested flush) and asked to close after flushing it. Closing on the state from
+        // before them would drop those bytes.
+        guard output.readableBytes == 0 else { return }
+        if state == .closingAfterFlush {
             finishClose(result: nil, pendingError: .closed)
-        } else if drained {
+        } else {
             closeIfBothDirectionsEnded()
         }
     }
