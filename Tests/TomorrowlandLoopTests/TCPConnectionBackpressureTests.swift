@@ -90,6 +90,38 @@ struct TCPConnectionBackpressureTests {
         #expect(intact, "the bytes arrived in order, none lost")
     }
 
+    /// The same from a write promise's `.immediate` callback, run by the flush that sent the
+    /// write's last bytes: the write waits behind 8 MiB the client has not read yet.
+    @Test func closeAfterFlushingFromAWriteCallbackSendsWhatItQueued() throws {
+        let loop = EventLoop()
+        defer { loop.shutdown() }
+        let chunk = pattern(16 * 1024)
+        // 8 MiB each: more than the kernel buffers on the loopback (about 4 MB here).
+        let head = Array(repeatElement(chunk, count: 512).joined())
+        let first = Array(chunk[..<4096])
+        let rest = Array(repeatElement(chunk, count: 512).joined())
+        let writeWaited = LoopBox(false)
+        let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in
+            connection.enqueue(head)
+            let written = connection.write(first)
+            writeWaited.value = written.result == nil
+            _ = written.map(on: .immediate) {
+                connection.enqueue(rest)
+                connection.close(afterFlushing: true)
+            }
+        }
+        let client = try #require(
+            drive(
+                loop,
+                until: TCPConnection.connect(
+                    host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
+        let everything = drive(loop, until: readToEnd(client))
+        #expect(writeWaited.value, "the write waited for the client to read")
+        #expect(everything?.value?.count == head.count + first.count + rest.count)
+        let intact = everything?.value == head + first + rest
+        #expect(intact, "the bytes arrived in order, none lost")
+    }
+
     @Test func writePromisesResolveInOrderAsTheBytesLeave() throws {
         let loop = EventLoop()
         defer { loop.shutdown() }
