@@ -3,6 +3,10 @@ import Testing
 import Tomorrowland
 import TomorrowlandLoop
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The generous bound on real-time TCP tests: a test whose promise is still unresolved after this
 /// long fails instead of hanging.
 let tcpTestTimeLimit: Duration = .seconds(30)
@@ -86,6 +90,36 @@ func readCount(_ connection: TCPConnection, _ count: Int) -> Promise<[UInt8], TC
 /// A deterministic byte pattern of `count` bytes.
 func pattern(_ count: Int, seed: Int = 7) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &+ $0 >> 8) }
+}
+
+/// `chunk` repeated `count` times, built with block copies: element-wise construction and
+/// comparison of megabytes take seconds in debug and sanitizer builds.
+func repeated(_ chunk: [UInt8], count: Int) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: chunk.count * count) { buffer, initialized in
+        let destination = UnsafeMutableRawBufferPointer(buffer)
+        chunk.withUnsafeBytes { source in
+            for index in 0..<count {
+                (destination.baseAddress! + index * chunk.count)
+                    .copyMemory(from: source.baseAddress!, byteCount: chunk.count)
+            }
+        }
+        initialized = chunk.count * count
+    }
+}
+
+/// Whether `received` is exactly `parts` one after the other, compared with `memcmp` (see
+/// ``repeated(_:count:)``).
+func isConcatenation(_ received: [UInt8]?, of parts: [UInt8]...) -> Bool {
+    guard let received, received.count == parts.reduce(0, { $0 + $1.count }) else { return false }
+    return received.withUnsafeBytes { all in
+        var offset = 0
+        for part in parts {
+            let same = part.withUnsafeBytes { memcmp(all.baseAddress! + offset, $0.baseAddress!, part.count) == 0 }
+            guard same else { return false }
+            offset += part.count
+        }
+        return true
+    }
 }
 
 /// Holds values set on the loop's thread and read by the test after the loop returned.
