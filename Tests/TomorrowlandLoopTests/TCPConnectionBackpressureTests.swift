@@ -79,15 +79,10 @@ struct TCPConnectionBackpressureTests {
             // calls onWritable.
             connection.enqueue(first)
         }
-        let client = try #require(
-            drive(
-                loop,
-                until: TCPConnection.connect(
-                    host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
-        let everything = drive(loop, until: readToEnd(client))
-        #expect(everything?.value?.count == first.count + rest.count)
+        let received = try Self.readEverything(from: listener, on: loop)
+        #expect(received?.count == first.count + rest.count)
         // A Bool first: a failing #expect would print the 16 MiB it compared.
-        let intact = isConcatenation(everything?.value, of: first, rest)
+        let intact = isConcatenation(received, of: first, rest)
         #expect(intact, "the bytes arrived in order, none lost")
     }
 
@@ -111,16 +106,21 @@ struct TCPConnectionBackpressureTests {
                 connection.close(afterFlushing: true)
             }
         }
+        let received = try Self.readEverything(from: listener, on: loop)
+        #expect(writeWaited.value, "the write waited for the client to read")
+        #expect(received?.count == head.count + first.count + rest.count)
+        let intact = isConcatenation(received, of: head, first, rest)
+        #expect(intact, "the bytes arrived in order, none lost")
+    }
+
+    /// Connects a client to `listener` and reads until the server closes; nil if that failed.
+    static func readEverything(from listener: TCPListener, on loop: EventLoop) throws -> [UInt8]? {
         let client = try #require(
             drive(
                 loop,
                 until: TCPConnection.connect(
                     host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10)))?.value)
-        let everything = drive(loop, until: readToEnd(client))
-        #expect(writeWaited.value, "the write waited for the client to read")
-        #expect(everything?.value?.count == head.count + first.count + rest.count)
-        let intact = isConcatenation(everything?.value, of: head, first, rest)
-        #expect(intact, "the bytes arrived in order, none lost")
+        return drive(loop, until: readToEnd(client))?.value
     }
 
     @Test func writePromisesResolveInOrderAsTheBytesLeave() throws {
