@@ -94,6 +94,10 @@ extension Promise {
                 case .adopt(let promise):
                     return .settled(child.adoptAfterCallback(promise.box))
                 }
+            case .abandon:
+                // Released here, on the thread that learnt the callback will never run.
+                child.stored = nil
+                return .settled(child.settle(.cancelled))
             }
         }
         let promise = Promise<U, F>(box: child)

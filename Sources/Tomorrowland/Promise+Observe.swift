@@ -95,6 +95,8 @@ extension Promise {
             case .run:
                 if tokenGuard?.isValid ?? true { onCancel() }
                 return .settled(child.settle(result))
+            case .abandon:
+                return .settled(child.settle(.cancelled))
             }
         }
         // Counted only at the moment a cancel is requested on the returned promise (D5).

@@ -63,9 +63,21 @@ extension PromiseExecutor {
 
 /// A unit of promise work handed to an executor with ``PromiseExecutor/submit(job:)``.
 ///
-/// Only the promise core creates jobs. An executor runs each job it is given exactly once, with
-/// ``run()``, on its own thread, and then drops it.
+/// Only the promise core creates jobs. An executor calls exactly one of ``run()`` and
+/// ``abandon()`` on each job it is given, once, and then drops it.
 public protocol PromiseJob: AnyObject, Sendable {
-    /// Runs the job. Call exactly once.
+    /// Runs the job, on the executor's thread. Call exactly once, and never together with
+    /// ``abandon()``.
     func run()
+
+    /// Settles the job without running its callback, for an executor that will never run it (an
+    /// event loop that was shut down).
+    ///
+    /// The callback does not run and what it captured is released on the calling thread; a
+    /// promise the callback would have resolved (the one `map`, `then`, `flatMap`, `recover`...
+    /// return) resolves as cancelled, so that nothing waits on it forever. Safe from any thread.
+    /// Call exactly once, and never together with ``run()``.
+    ///
+    /// An executor that drops a job without calling either leaves such a promise pending.
+    func abandon()
 }

@@ -67,6 +67,15 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         return inner.registerReturningReady(self)
     }
 
+    /// The executor will never run the callback: release it here and cancel this promise, so
+    /// that nothing waits on it forever.
+    override final func abandonWithoutRunning(source: PromiseCore?) {
+        let work = handler!
+        handler = nil
+        // A derived box is always submitted with its source (`submitAsJob(to:source:)`).
+        CallbackDrain.run(work(self, source.unsafelyUnwrapped, .abandon).ready)
+    }
+
     /// Runs the derived promise's callback on its context, and what that makes ready.
     override final func run(source: PromiseCore) {
         let work = handler!

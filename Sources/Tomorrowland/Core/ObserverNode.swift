@@ -27,6 +27,11 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
         return nil
     }
 
+    /// The executor will never run the observer: release its body unrun.
+    override func abandonWithoutRunning(source: PromiseCore?) {
+        body = nil
+    }
+
     override func run(source: PromiseCore) {
         let body = self.body!
         self.body = nil

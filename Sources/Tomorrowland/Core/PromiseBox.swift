@@ -130,6 +130,9 @@ enum HandlerStage {
     case arrive
     /// Run the callback (on its context).
     case run
+    /// The context's executor will never run the callback (it shut down): release what the
+    /// callback captured without running it, and settle the derived promise as cancelled.
+    case abandon
 }
 
 /// What a ``PromiseCore/Handler`` did.

@@ -96,6 +96,26 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
     }
 
+    /// Settles the job ``submitAsJob(to:source:)`` or ``submitAsJob(to:)`` handed to an executor
+    /// that will never run it: the callback is released unrun, and what it would have resolved is
+    /// cancelled (see ``PromiseJob/abandon()``).
+    @usableFromInline
+    final func abandon() {
+        // `next` holds the source for a node that reads its result from the promise, nothing for
+        // a node with its own copy (see `run()`).
+        let source = next.take().map { unsafeDowncast($0, to: PromiseCore.self) }
+        ExecutionFlags.with(isExecutingNow: false) { abandonWithoutRunning(source: source) }
+    }
+
+    /// Releases the callback of a job that will never run, and cancels what it would have
+    /// resolved.
+    ///
+    /// - Parameter source: The resolved promise the job would have read, if it holds one.
+    func abandonWithoutRunning(source: PromiseCore?) {
+        preconditionFailure(
+            "PromiseCallbackNode.abandonWithoutRunning() must be overridden by nodes that submit jobs")
+    }
+
     /// The work of a node that fired on an asynchronous context, now running there.
     func run(source: PromiseCore) {
         preconditionFailure("PromiseCallbackNode.run(source:) must be overridden by nodes that submit jobs")

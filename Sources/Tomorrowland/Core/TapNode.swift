@@ -173,6 +173,13 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         _ = invoke(self, .run(source))
     }
 
+    /// The executor will never run the callback: release it, and the result copied for it, unrun.
+    override func abandonWithoutRunning(source: PromiseCore?) {
+        guard onComplete != nil else { return }
+        _ = invoke(self, .discardCaptured)
+        onComplete = nil
+    }
+
     override func runWithoutSource() {
         _ = invoke(self, .runCaptured)
     }

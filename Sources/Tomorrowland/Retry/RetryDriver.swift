@@ -141,9 +141,13 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
             box.resolve(.cancelled)
             return
         }
-        timer.arm(after: delay) { [self] in
+        timer.arm(after: delay) { [self] firing in
             withState { $0.timer = nil }
-            runAttempt()
+            switch firing {
+            case .due: runAttempt()
+            // The executor shut down: no attempt can run on it any more.
+            case .discarded: box.resolve(.cancelled)
+            }
         }
     }
 

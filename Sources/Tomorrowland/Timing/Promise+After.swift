@@ -70,6 +70,9 @@ extension Promise {
         // The result is handed to the destination with the promise it resolves; the timer
         // releases it when cancelled.
         let delivered = UnsafeTransfer(result)
-        timer.arm(after: delay) { box.resolve(delivered.wrapped) }
+        // A timer its executor discards (a shut-down loop) ends the promise cancelled.
+        timer.arm(after: delay) { firing in
+            box.resolve(firing == .due ? delivered.wrapped : .cancelled)
+        }
     }
 }

@@ -34,7 +34,10 @@ extension Promise {
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // The result travels to the destination with the promise it resolves.
                 let delivered = UnsafeTransfer(result)
-                timer.arm(after: delay) { child.resolve(delivered.wrapped) }
+                // A timer its executor discards (a shut-down loop) ends the delay cancelled.
+                timer.arm(after: delay) { firing in
+                    child.resolve(firing == .due ? delivered.wrapped : .cancelled)
+                }
                 if result.isCancelled {
                     // Runs at once if a cancel was already requested; the handler (and its hold on
                     // `child`) is released when `child` resolves.

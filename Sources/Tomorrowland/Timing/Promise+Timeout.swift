@@ -82,14 +82,22 @@ extension Promise {
             case .run:
                 let child = unsafeDowncast(child, to: PromiseBox<Value, E>.self)
                 return .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+            case .abandon:
+                return .settled(unsafeDowncast(child, to: PromiseBox<Value, E>.self).settle(.cancelled))
             }
         }
         let link = TimeoutLink(child: promise.box, upstream: upstream, timedOut: timedOut, transform: transform)
         promise.box.addCancelHandler(.inline { link.propagateCancel() })
+        let fire: PromiseTimer.Work = { firing in
+            switch firing {
+            case .due: link.timeoutFired()
+            case .discarded: link.timerDiscarded()
+            }
+        }
         if delay <= .zero {
-            timer.runNow(on: context) { link.timeoutFired() }
+            timer.runNow(on: context, fire)
         } else {
-            timer.arm(after: delay) { link.timeoutFired() }
+            timer.arm(after: delay, fire)
         }
         return promise
     }
@@ -138,6 +146,16 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
 
     /// The timer fired (or a zero delay ran): rejects the returned promise with the timeout, or
     /// gives it the upstream result if that arrived meanwhile, then asks the upstream to cancel.
+    /// The timer's executor will never run it (it shut down): the returned promise is cancelled,
+    /// as every promise waiting on that executor is, unless the upstream's result got there first.
+    @usableFromInline
+    func timerDiscarded() {
+        if let core = child.load() {
+            CallbackDrain.run(unsafeDowncast(core, to: PromiseBox<Value, E>.self).settle(.cancelled))
+        }
+        propagateCancel()
+    }
+
     @usableFromInline
     func timeoutFired() {
         // No returned promise any more: nobody can observe the outcome.
