@@ -18,26 +18,34 @@ extension EventLoop {
     /// the monotonic clock once, runs what is due in (deadline, sequence) order, then blocks in
     /// libevent until a descriptor, a signal, the timer or a wake-up fires.
     ///
+    /// After ``shutdown()`` this returns at once: a daemon whose shutdown (a signal handled on
+    /// another thread) wins the race against its `run()` just ends.
+    ///
     /// - Important: One thread drives a loop at a time. Calling this while another thread runs the
-    ///   loop, from inside the loop's own work, or after ``shutdown()`` is a precondition failure.
+    ///   loop, or from inside the loop's own work, is a precondition failure.
     public func run() {
-        claimDriver("run()")
+        guard claimDriver("run()") else { return }
         drive { false }
     }
 
     /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
     /// drive a loop until it shuts down (``EventLoopGroup``), which may race with the shutdown.
     func runUnlessShutDown() -> Bool {
-        let me = UInt(pthread_self())
         while true {
-            let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
-            if exchanged { break }
-            if holder == Self.closedMarker { return false }
-            // Another thread (a shutdown() in progress) holds the loop for a moment.
-            sched_yield()
+            switch tryClaimDriver() {
+            case .claimed:
+                drive { false }
+                return !isShutdownComplete
+            case .refused(.closed):
+                return false
+            case .refused(.drivenByAnotherThread):
+                // Another thread (a shutdown() or a hop onto the idle loop) holds the loop for a
+                // moment.
+                sched_yield()
+            case .refused(.drivenByCaller):
+                preconditionFailure("EventLoopGroup: a group's thread drives its loop from inside the loop's own work")
+            }
         }
-        drive { false }
-        return !isShutdownComplete
     }
 
     /// The body of ``run()``, for a thread that holds the driver role; releases it at the end.
@@ -51,7 +59,7 @@ extension EventLoop {
             while true {
                 runTick()
                 if shutdownRequested {
-                    tearDown()
+                    tearDownAsRequested()
                     return
                 }
                 if stopRequested.exchange(false, ordering: .acquiringAndReleasing) || isDone() { return }
@@ -78,10 +86,12 @@ extension EventLoop {
     /// A descriptor that stays ready and whose handler keeps queueing work keeps this busy, like
     /// work that keeps resubmitting itself.
     ///
+    /// After ``shutdown()`` this returns at once.
+    ///
     /// - Important: Same rules as ``run()``: one driving thread at a time, not from inside the
-    ///   loop's own work, not after ``shutdown()``.
+    ///   loop's own work.
     public func runUntilIdle() {
-        claimDriver("runUntilIdle()")
+        guard claimDriver("runUntilIdle()") else { return }
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
             attachMainQueueIfOnMainThread()
@@ -90,7 +100,7 @@ extension EventLoop {
                 event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK)
                 let ran = runTick()
                 if shutdownRequested {
-                    tearDown()
+                    tearDownAsRequested()
                     return
                 }
                 // Watcher handlers that ran during the poll do not count as progress by
@@ -141,13 +151,14 @@ extension EventLoop {
     /// Moves the work other threads submitted into the core, after the work already there.
     func takeInbox() {
         var taken = spareInboxWork
-        let shutdownAsked = inbox.withLock { inbox -> Bool in
+        let phase = inbox.withLock { inbox -> EventLoopLifecycle.Phase in
             swap(&inbox.work, &taken)
             // Producers may skip the wake-up from now on: the loop checks again before blocking.
             inbox.wakeupPending = true
-            return inbox.shutdownRequested
+            return inbox.lifecycle.phase
         }
-        if shutdownAsked { shutdownRequested = true }
+        // Another thread's shutdown request reaches the driver here.
+        if phase == .shutdownRequested && confinedPhase == .open { confinedPhase = .shutdownRequested }
         for work in taken { core.enqueue(work) }
         taken.removeAll(keepingCapacity: true)
         spareInboxWork = taken
@@ -157,7 +168,7 @@ extension EventLoop {
     /// submitted work or asked for shutdown. When it may, producers must wake it again.
     func prepareToBlock() -> Bool {
         inbox.withLock { inbox -> Bool in
-            guard inbox.work.isEmpty && !inbox.shutdownRequested else { return false }
+            guard inbox.work.isEmpty && inbox.lifecycle.phase == .open else { return false }
             inbox.wakeupPending = false
             return true
         }
@@ -191,43 +202,6 @@ extension EventLoop {
 
     // MARK: Driving the loop
 
-    /// Makes the calling thread the loop's driver, or fails with a message saying what to do.
-    func claimDriver(_ operation: StaticString) {
-        let me = UInt(pthread_self())
-        let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
-        if exchanged { return }
-        if holder == Self.closedMarker {
-            preconditionFailure(
-                "EventLoop.\(operation) called after the loop was shut down; create a new EventLoop instead")
-        }
-        if holder == me {
-            preconditionFailure(
-                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again"
-            )
-        }
-        preconditionFailure(
-            "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere"
-        )
-    }
-
-    /// Gives up the driver role, publishing the loop-confined state to the next driver.
-    ///
-    /// A shutdown requested from another thread is honoured first: the check and the release
-    /// happen under the inbox lock, which ``shutdown()`` also takes, so the request cannot fall
-    /// between the two.
-    func releaseDriver() {
-        if !isShutDown {
-            let shutdownPending = inbox.withLock { inbox -> Bool in
-                if inbox.shutdownRequested { return true }
-                driver.store(0, ordering: .releasing)
-                return false
-            }
-            guard shutdownPending else { return }
-            ExecutionFlags.running(on: self) { tearDown() }
-        }
-        driver.store(Self.closedMarker, ordering: .releasing)
-    }
-
     /// Runs `body` as the loop's driver from inside one of the loop's libevent callbacks.
     ///
     /// Under ``run()``/``runUntilIdle()`` the calling thread already drives the loop and `body`
@@ -239,7 +213,17 @@ extension EventLoop {
             body()
             return
         }
-        claimDriver("a libevent callback of a borrowed base")
+        switch tryClaimDriver() {
+        case .claimed:
+            break
+        case .refused(.closed):
+            // The loop's events are freed at shutdown; nothing of it can still be called.
+            return
+        case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
+            preconditionFailure(
+                "EventLoop: the host ran a borrowed event_base on a second thread while another thread drives the loop; run a base on one thread at a time"
+            )
+        }
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
             body()
@@ -247,7 +231,7 @@ extension EventLoop {
                 // A host's loop has no run() to return from, so stop() does not cut a tick short.
                 runTick(honouringStop: false)
                 if shutdownRequested {
-                    tearDown()
+                    tearDownAsRequested()
                     return
                 }
             } while core.readyCount == 0 && !prepareToBlock()

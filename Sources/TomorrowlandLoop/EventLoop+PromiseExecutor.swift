@@ -1,13 +1,18 @@
 import Tomorrowland
 
 extension EventLoop: PromiseExecutor {
-    /// Runs `work` on the loop's thread, soon; the same as ``execute(_:)``.
+    /// Runs `work` on the loop's thread, soon; the same as ``execute(_:)`` (after shutdown,
+    /// `work` is released without running).
     public func submit(_ work: @escaping @Sendable () -> Void) {
         enqueue(.closure(work))
     }
 
     /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``, without
     /// allocating: the loop queues the job itself.
+    ///
+    /// After shutdown the job is abandoned on the calling thread
+    /// (``Tomorrowland/PromiseJob/abandon()``): the callback does not run, and the promise it
+    /// would have resolved ends cancelled.
     public func submit(job: consuming any PromiseJob) {
         enqueue(.promiseJob(consume job))
     }
@@ -24,8 +29,9 @@ extension EventLoop: PromiseExecutor {
     /// - on another thread it marks the timer cancelled, so `work` cannot start once `cancel()`
     ///   has returned, and hops to the loop to remove the timer and release `work` there.
     ///
-    /// - Important: Scheduling on a loop that was shut down is a precondition failure, like
-    ///   ``execute(_:)``. Shutdown cancels pending timers without running them.
+    /// Shutdown cancels pending timers without running them. Scheduling on a loop that was shut
+    /// down returns a handle whose work never runs (it is released at once, on the calling
+    /// thread), like ``execute(_:)`` returning `false`.
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         scheduleTimer(after: delay, work)
     }
@@ -68,19 +74,21 @@ extension EventLoop: PromiseExecutor {
             if handle.begin() { work() }
         }
         if inEventLoop {
-            precondition(
-                !isShutDown,
-                "EventLoop: timer scheduled after the loop was shut down; shut a loop down only after the work aimed at it is done"
-            )
+            guard !isShutDown else {
+                handle.markCancelled()
+                refuseLateWork(timerWork)
+                return handle
+            }
             handle.timerID = core.schedule(at: deadline, timerWork)
         } else {
-            enqueue(
+            let accepted = enqueue(
                 // Unowned: only the loop runs this; a dead loop releases it unrun, so queued
                 // work never keeps a loop alive.
                 .closure { [unowned self] in
                     guard handle.isPending else { return }
                     handle.timerID = core.schedule(at: deadline, timerWork)
                 })
+            if !accepted { handle.markCancelled() }
         }
         return handle
     }

@@ -66,9 +66,11 @@ extension EventLoop {
     /// resolved it). ``stop()`` does not end this call: resolve or cancel the promise instead.
     /// If `promise` is already resolved, the loop still runs one tick.
     ///
-    /// - Important: Same rules as ``run()``. If the loop is shut down while the promise is still
-    ///   unresolved (and its shutdown drain does not resolve it), that is a precondition failure:
-    ///   there would be no result to return.
+    /// If the loop is shut down while the promise is still unresolved (and the shutdown drain does
+    /// not resolve it), or was shut down before this call, this returns `.cancelled` without
+    /// waiting: nothing would drive the loop again. The promise itself is left as it is.
+    ///
+    /// - Important: Same rules as ``run()``.
     public func run<Value, Error>(until promise: Promise<Value, Error>) -> PromiseResult<Value, Error> {
         let resolved = ResolutionFlag()
         promise.tap(on: .immediate) { [weak self] _ in
@@ -78,13 +80,13 @@ extension EventLoop {
             if let self, !self.inEventLoop { self.wakeUp() }
         }
         while true {
-            claimDriver("run(until:)")
+            guard claimDriver("run(until:)") else {
+                // Shut down (before this call, or while it drove the loop): nothing will drive
+                // the loop again, so waiting could be for ever.
+                return promise.result ?? .cancelled
+            }
             drive { resolved.isSet }
             if let result = promise.result { return result }
-            precondition(
-                !isShutdownComplete,
-                "EventLoop.run(until:): the loop was shut down while the promise was still unresolved; resolve or cancel the promise before shutting the loop down"
-            )
         }
     }
 

@@ -20,13 +20,15 @@ import Tomorrowland
 /// - Two loops are never the same execution context: identity is the loop object
 ///   (`UnownedSerialExecutor(ordinary:)`, so `isSameExclusiveExecutionContext` is never asked).
 ///
-/// - Important: Jobs follow the loop's lifecycle (see ``shutdown()``): a job still queued when the
-///   loop closes, or when a loop that was never shut down is destroyed, is dropped without
-///   running, and its task never resumes (its memory is not reclaimed either). Finish the tasks
-///   and actors that use a loop before shutting it down.
+/// - Important: Jobs follow the loop's lifecycle (see ``shutdown()``): jobs queued before the loop
+///   closes run in its shutdown drain; a job submitted after it closed, or still queued when a loop
+///   that was never shut down is destroyed, is dropped without running, and its task never
+///   resumes (its memory is not reclaimed either; the loop reports the first such job on standard
+///   error). There is no other thread the job's isolation would allow it to run on. Finish the
+///   tasks and actors that use a loop before shutting it down.
 extension EventLoop: SerialExecutor, TaskExecutor {
-    /// Queues a job to run on the loop's thread; same rules as ``execute(_:)`` (a precondition
-    /// failure after shutdown).
+    /// Queues a job to run on the loop's thread; same rules as ``execute(_:)`` (after shutdown
+    /// the job is dropped, see above).
     public func enqueue(_ job: consuming ExecutorJob) {
         enqueue(.job(UnownedJob(job)))
     }

@@ -19,72 +19,93 @@ extension EventLoop {
     ///    **TCP** listeners close, connection attempts reject with ``TCPError/closed``, and open
     ///    connections close: their pending reads and writes reject with ``TCPError/closed`` and
     ///    their ``TCPConnection/closed`` promise resolves with `nil`.
-    /// 2. **Pending timers** are cancelled without running: their work is released, so
-    ///    ``sleep(for:)`` promises are cancelled, and so is any promise whose storage only that
-    ///    work kept alive. Cancelling their handles afterwards does nothing.
+    /// 2. **Pending timers** are cancelled without running and their work is released. A promise
+    ///    waiting on one of this loop's timers ends **cancelled**: ``sleep(for:)``, a `timeout` or
+    ///    `delay` on ``Tomorrowland/PromiseContext/loop(_:)``, `Promise(on: .loop(loop), …after:)`,
+    ///    a `retry` waiting out its backoff. Their callbacks on this loop still run in step 3.
+    ///    Cancelling their handles afterwards does nothing.
     /// 3. **Ready work runs**: everything already submitted, from any thread, and what that work
-    ///    submits, in FIFO order, in rounds, for at most 1000 rounds. Timers scheduled meanwhile
-    ///    are cancelled as in step 2.
-    /// 4. The loop **closes**: from now on ``execute(_:)`` and ``schedule(after:_:)`` are
-    ///    precondition failures. Work that still arrived during step 3's last round (or past the
-    ///    round limit) is released without running (a Swift Concurrency job released this way
-    ///    never resumes its task: shut a loop down only after the tasks that prefer it are done).
+    ///    submits, in FIFO order, in rounds, until nothing is left (at most 1000 rounds). Timers
+    ///    scheduled meanwhile are cancelled as in step 2. Work the loop accepted runs: the loop
+    ///    closes only when no submission is waiting.
+    /// 4. The loop **closes**. Work that arrives from now on (a Dispatch worker finishing late is
+    ///    the usual case) never runs and never crashes the process:
+    ///    - a promise callback aimed at the loop does not run; what it captured is released on the
+    ///      resolving thread, and the promise it would have resolved ends **cancelled** (so a
+    ///      `map` on ``Tomorrowland/PromiseContext/loop(_:)`` gives a cancelled promise, and a
+    ///      `tap`/`always` observer is released unrun);
+    ///    - ``execute(_:)`` returns `false` and releases the closure;
+    ///    - ``schedule(after:_:)`` returns a handle whose work never runs, and a `timeout`,
+    ///      `delay` or `Promise(…after:)` on this loop ends cancelled;
+    ///    - a Swift Concurrency job (a task that prefers the loop, an actor pinned to it) is
+    ///      dropped and its task never resumes: no other thread may run it;
+    ///    - ``run()`` and ``runUntilIdle()`` return at once, ``run(until:)`` returns the promise's
+    ///      result if it has one, `.cancelled` otherwise;
+    ///    - new watchers, listeners and connections are refused with an error.
+    ///    Closures and Concurrency jobs dropped this way are reported with one line on standard
+    ///    error, once per loop. Work still queued past step 3's round limit (work that keeps
+    ///    queueing work) is refused the same way.
     /// 5. libevent objects are freed in dependency order (events, then the base if the loop owns
     ///    it); a borrowed base is left to its owner. The loop gives up signal ownership.
     ///
     /// Where it happens: called from inside the loop's work, the loop finishes the task in
     /// progress, shuts down on its own thread, and the ``run()`` in progress returns. Called from
     /// another thread while a thread drives the loop, it asks that thread to shut down and returns
-    /// at once (the driver's ``run()`` returns when done). Called when no thread drives the loop,
-    /// it shuts down on the calling thread before returning. Calling it again does nothing.
+    /// at once (the driver's ``run()`` returns when done; ``isShutdownComplete`` tells when).
+    /// Called when no thread drives the loop, it shuts down on the calling thread before
+    /// returning. Calling it again does nothing.
     ///
     /// - Important: For a borrowed base that a host is running, call this on the host's loop
     ///   thread (inside the loop's work), never from another thread while the host runs the base.
     public func shutdown() {
+        let me = Self.currentThread
         if inEventLoop {
-            shutdownRequested = true
+            // Inside the loop's work (the caller is the driver): after the task in progress.
+            guard confinedPhase == .open else { return }
+            let action = inbox.withLock { $0.lifecycle.requestShutdown(by: me) }
+            if action == .tearDownAfterCurrentTask { confinedPhase = .shutdownRequested }
             return
         }
-        // Set the request and read the driver under the inbox lock: `releaseDriver()` checks for
-        // the request under the same lock before it lets go, so either the driver sees the
-        // request, or this thread sees that no one drives the loop.
-        let holder = inbox.withLock { inbox -> UInt in
-            inbox.shutdownRequested = true
-            return driver.load(ordering: .acquiring)
-        }
-        if holder == Self.closedMarker { return }
-        if holder != 0 {
+        let action = inbox.withLock { $0.lifecycle.requestShutdown(by: me) }
+        switch action {
+        case .tearDownNow:
+            // No thread drove the loop: this one now does, to tear it down.
+            ExecutionFlags.running(on: self) { tearDown() }
+        case .wakeDriver:
             wakeUp()
-            return
+        case .tearDownAfterCurrentTask, .none:
+            break
         }
-        let me = UInt(pthread_self())
-        let (exchanged, _) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
-        // If another thread started driving the loop meanwhile, its first tick sees the request.
-        guard exchanged else { return }
-        defer { releaseDriver() }
-        ExecutionFlags.running(on: self) { tearDown() }
     }
 
-    /// Whether ``shutdown()`` has completed.
-    ///
-    /// Safe from any thread.
-    public var isShutdownComplete: Bool {
-        driver.load(ordering: .acquiring) == Self.closedMarker
-    }
-
-    /// Performs shutdown on the loop's thread (steps 1 to 5 of ``shutdown()``).
+    /// Performs shutdown on the loop's thread (steps 1 to 5 of ``shutdown()``). The lifecycle is
+    /// in its shutting-down phase, with the calling thread as the driver; it ends closed.
     func tearDown() {
-        precondition(!isShutDown)
-        isShuttingDown = true
-        shutdownRequested = false
+        precondition(confinedPhase != .closed, "EventLoop: torn down twice")
+        confinedPhase = .shuttingDown
 
         cancelAllWatchers()
         closeAllResources()
+        let me = Self.currentThread
+        var leftovers: [LoopWork] = []
+        var closed = false
         for _ in 0..<Self.shutdownDrainRounds {
+            // Released here, before the inbox is taken: a released promise timer cancels its
+            // promise, whose callbacks on this loop join the ready work below.
             core.removeAllTimers()
             takeInbox()
             let count = core.readyCount
-            if count == 0 { break }
+            if count == 0 {
+                // Close only when no other thread has submitted meanwhile: everything the loop
+                // accepted runs.
+                closed = inbox.withLock { inbox -> Bool in
+                    guard inbox.work.isEmpty else { return false }
+                    inbox.lifecycle.finishTeardown(by: me)
+                    return true
+                }
+                if closed { break }
+                continue
+            }
             for _ in 0..<count {
                 // Timers are removed before each pop, so a pop only ever yields ready work.
                 guard let work = core.popNext(until: core.currentTime) else { break }
@@ -92,34 +113,43 @@ extension EventLoop {
                 if core.timerCount > 0 { core.removeAllTimers() }
             }
         }
-
-        var leftovers: [LoopWork] = []
-        inbox.withLock { inbox in
-            inbox.isClosed = true
-            swap(&inbox.work, &leftovers)
+        if !closed {
+            // Work that keeps queueing work: close anyway, and refuse what is left.
+            inbox.withLock { inbox in
+                inbox.lifecycle.finishTeardown(by: me)
+                swap(&inbox.work, &leftovers)
+            }
         }
-        // Released outside the lock: releasing work runs deinitializers, which may submit.
-        leftovers.removeAll()
+        confinedPhase = .closed
         spareInboxWork = []
+        // Refused outside the lock: refusing runs deinitializers and cancelled promises'
+        // callbacks, which may submit again (and are refused in turn).
+        leftovers += core.removeAllReady()
+        for work in leftovers { refuseLateWork(work) }
+        leftovers.removeAll()
         core.removeAllTimers()
-        core.removeAllReady()
 
         freeLibeventObjects()
-        isShutDown = true
     }
 
     /// What `deinit` does for a loop that was never shut down: release everything, run nothing.
+    ///
+    /// Promise callbacks still queued are abandoned (their promises end cancelled); none of them
+    /// can be aimed at this loop any more, since a callback's context keeps its loop alive.
     func releaseEverythingWithoutRunning() {
-        isShuttingDown = true
-        cancelAllWatchers()
+        var queued: [LoopWork] = []
         inbox.withLock { inbox in
-            inbox.isClosed = true
-            inbox.work.removeAll()
+            inbox.lifecycle.closeWithoutTeardown()
+            swap(&inbox.work, &queued)
         }
+        confinedPhase = .closed
+        cancelAllWatchers()
+        queued += core.removeAllReady()
         core.removeAllTimers()
-        core.removeAllReady()
+        for work in queued {
+            if case .promiseJob(let job) = work { job.abandon() }
+        }
         freeLibeventObjects()
-        isShutDown = true
     }
 
     /// Frees the loop's own events, then the base if the loop owns it, in the order libevent

@@ -146,10 +146,12 @@ extension EventLoop {
     /// by claiming the driver role while no thread drives the loop.
     func withLoopAccess<R>(_ operation: StaticString, _ body: () throws -> R) throws -> R {
         if inEventLoop { return try body() }
-        let me = UInt(pthread_self())
-        let (exchanged, holder) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiring)
-        if !exchanged {
-            if holder == Self.closedMarker { throw EventLoopError.shutDown }
+        switch tryClaimDriver() {
+        case .claimed:
+            break
+        case .refused(.closed):
+            throw EventLoopError.shutDown
+        case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
             preconditionFailure(
                 "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form"
             )
@@ -170,13 +172,10 @@ extension EventLoop {
         }
         // A borrowed base may be inside the host's `event_base_loop` on another thread even when
         // no thread holds `driver`: only hop there, never touch the base from here.
-        if ownsBase {
-            let me = UInt(pthread_self())
-            if driver.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
-                defer { releaseDriver() }
-                ExecutionFlags.running(on: self) { body() }
-                return true
-            }
+        if ownsBase, tryClaimDriver() == .claimed {
+            defer { releaseDriver() }
+            ExecutionFlags.running(on: self) { body() }
+            return true
         }
         return enqueueIfOpen(body)
     }

@@ -28,18 +28,20 @@ import Tomorrowland
 /// - ``stop()`` pauses: ``run()`` returns after the task in progress, and everything pending stays
 ///   pending (it runs the next time the loop is driven).
 /// - ``shutdown()`` ends the loop for good; see its documentation for what happens to pending
-///   work, timers and watchers. After shutdown, submitting work is a precondition failure.
+///   work, timers and watchers, and to work that arrives after it (late work never crashes: a
+///   promise callback aimed at a shut-down loop is not run and its promise ends cancelled,
+///   ``execute(_:)`` returns false, timers come back cancelled).
 ///
 /// - Important: A loop made with ``init()`` uses `EVENT_BASE_FLAG_NOLOCK`: libevent's own locking
 ///   is off, and this type never touches the `event_base` from a thread that does not drive it.
 public final class EventLoop: @unchecked Sendable {
     // Thread-safety: this class is `@unchecked Sendable` because it splits its state in two.
-    // - Shared state (`inbox`, `driver`, `stopRequested`, and the immutable `base`,
-    //   `ownsBase`, `wakeupDescriptor`) is safe from any thread.
-    // - Everything else is loop-confined: touched only by the thread that holds `driver` (the
-    //   thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside one of our
-    //   libevent callbacks). `driver` is claimed with acquire and released with release ordering,
-    //   which hands the loop-confined state from one driving thread to the next.
+    // - Shared state (`inbox`, which holds the lifecycle, `stopRequested`, `hasReportedLateWork`,
+    //   and the immutable `base`, `ownsBase`, `wakeupDescriptor`) is safe from any thread.
+    // - Everything else is loop-confined: touched only by the thread the lifecycle names as the
+    //   driver (the thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside
+    //   one of our libevent callbacks). The driver role is claimed and given up under the inbox
+    //   lock, whose acquire/release hands the loop-confined state from one driver to the next.
 
     /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true.
     let base: OpaquePointer
@@ -50,13 +52,12 @@ public final class EventLoop: @unchecked Sendable {
     /// with the close.
     let wakeupDescriptor: Int32
 
-    /// Work from other threads, and the requests that must cross threads.
+    /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
     let inbox = PthreadLocked(Inbox())
-    /// The `pthread_t` of the thread driving the loop, 0 when none, ``closedMarker`` after
-    /// shutdown.
-    let driver = Atomic<UInt>(0)
     /// Set by ``stop()``; consumed by the ``run()`` it ends.
     let stopRequested = Atomic<Bool>(false)
+    /// Whether the one diagnostic line about work dropped after shutdown was written.
+    let hasReportedLateWork = Atomic<Bool>(false)
 
     // MARK: Loop-confined state
     //
@@ -81,15 +82,18 @@ public final class EventLoop: @unchecked Sendable {
     /// Live TCP listeners, connections and connection attempts, keeping the objects their
     /// libevent callback arguments point to alive (see ``EventLoopResource``).
     @exclusivity(unchecked) var resources: [ObjectIdentifier: any EventLoopResource] = [:]
-    /// Shutdown was asked for and happens when the current drive step ends.
-    @exclusivity(unchecked) var shutdownRequested = false
-    /// Shutdown has started: the loop drains, and accepts no new watchers.
-    @exclusivity(unchecked) var isShuttingDown = false
-    /// Shutdown completed: every libevent object of this loop is freed.
-    @exclusivity(unchecked) var isShutDown = false
+    /// The driver's copy of the lifecycle's phase, read on the hot path without the lock. It
+    /// trails the shared phase: a request from another thread reaches it when the driver next
+    /// takes the inbox (or gives the loop up).
+    @exclusivity(unchecked) var confinedPhase = EventLoopLifecycle.Phase.open
 
-    /// The driver value after shutdown, which no thread can have.
-    static let closedMarker = UInt.max
+    /// Shutdown was asked for and happens when the current drive step ends.
+    var shutdownRequested: Bool { confinedPhase == .shutdownRequested }
+    /// Shutdown has started (or completed): the loop drains, and accepts no new watchers,
+    /// listeners or connections.
+    var isShuttingDown: Bool { confinedPhase == .shuttingDown || confinedPhase == .closed }
+    /// Shutdown completed: every libevent object of this loop is freed, and work is refused.
+    var isShutDown: Bool { confinedPhase == .closed }
 
     /// Creates a loop on an `event_base` of its own.
     ///
@@ -162,12 +166,16 @@ public final class EventLoop: @unchecked Sendable {
     /// and runs after the task in progress, in the same tick; from another thread it is queued
     /// under a lock and wakes the loop (one `eventfd` write per burst of submissions).
     ///
-    /// - Important: Submitting to a loop that was shut down is a precondition failure: keep the
-    ///   loop alive until the work aimed at it (including promise callbacks on
-    ///   ``Tomorrowland/PromiseContext/loop(_:)``) is done, and shut it down last.
+    /// Work submitted while the loop shuts down still runs (shutdown drains it). Work submitted
+    /// after the loop was shut down does not run: this returns `false`, `work` is released on the
+    /// calling thread, and the loop writes one diagnostic line to standard error (once per loop).
+    /// A late submission is a race every daemon has, not a programming error, so it never traps.
+    ///
     /// - Parameter work: The closure to run, on the loop's thread.
+    /// - Returns: Whether the loop took `work`: `false` only after ``shutdown()`` completed.
     @preconcurrency
-    public func execute(_ work: @escaping @Sendable () -> Void) {
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
         enqueue(.closure(work))
     }
 
@@ -189,41 +197,42 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Submission internals
 
-    /// Queues `work`: into the core when called on the loop, into the inbox otherwise.
-    func enqueue(_ work: consuming LoopWork) {
+    /// Queues `work`: into the core when called on the loop, into the inbox otherwise. After
+    /// shutdown, refuses it with ``refuseLateWork(_:)`` and returns false.
+    @discardableResult
+    func enqueue(_ work: consuming LoopWork) -> Bool {
         if inEventLoop {
-            precondition(
-                !isShutDown,
-                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it is done"
-            )
+            guard confinedPhase != .closed else {
+                refuseLateWork(work)
+                return false
+            }
             core.enqueue(consume work)
-            return
+            return true
         }
-        enqueueIntoInbox(work)
+        return enqueueIntoInbox(work)
     }
 
     /// Queues `work` from a thread that does not drive the loop: into the inbox, waking the
-    /// loop unless a wake-up is already pending.
-    private func enqueueIntoInbox(_ work: LoopWork) {
-        let accepted: Bool?
-        accepted = inbox.withLock { inbox -> Bool? in
-            if inbox.isClosed { return nil }
+    /// loop unless a wake-up is already pending. After shutdown, refuses it and returns false.
+    private func enqueueIntoInbox(_ work: LoopWork) -> Bool {
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard inbox.lifecycle.admitsWork else { return nil }
             inbox.work.append(work)
             if inbox.wakeupPending { return false }
             inbox.wakeupPending = true
             return true
         }
         guard let mustWake = accepted else {
-            preconditionFailure(
-                "EventLoop: work submitted after the loop was shut down; shut a loop down only after the work aimed at it (including promise callbacks on .loop(loop)) is done"
-            )
+            refuseLateWork(work)
+            return false
         }
         if mustWake { wakeUp() }
+        return true
     }
 
-    /// Queues `work` if the loop is still open, from any thread; returns false (and releases
-    /// `work`) after shutdown. For the loop's own follow-up work, which must not crash a caller
-    /// racing with shutdown (cancelling a timer, a watcher).
+    /// Queues the loop's own follow-up work (cancelling a timer, a watcher) if the loop is still
+    /// open, from any thread; returns false, releasing `work` quietly, after shutdown, when
+    /// there is nothing left for it to do.
     func enqueueIfOpen(_ work: @escaping @Sendable () -> Void) -> Bool {
         if inEventLoop {
             if isShutDown { return false }
@@ -231,7 +240,7 @@ public final class EventLoop: @unchecked Sendable {
             return true
         }
         let accepted = inbox.withLock { inbox -> Bool? in
-            if inbox.isClosed { return nil }
+            guard inbox.lifecycle.admitsWork else { return nil }
             inbox.work.append(.closure(work))
             if inbox.wakeupPending { return false }
             inbox.wakeupPending = true
@@ -249,16 +258,20 @@ public final class EventLoop: @unchecked Sendable {
     }
 }
 
-/// What other threads hand to the loop, under ``EventLoop/inbox``.
+/// What other threads hand to the loop, and the lifecycle they share, under
+/// ``EventLoop/inbox``.
 struct Inbox {
+    /// Who drives the loop and how far shutdown got; the only copy every thread may read.
+    var lifecycle = EventLoopLifecycle()
     /// Submitted work, in submission order.
     var work: [LoopWork] = []
     /// True while the loop is sure to look at the inbox again before it blocks; producers then
     /// skip the `eventfd` write. Reset by the loop, under the lock, only when it finds the inbox
     /// empty right before blocking, so no submission can be missed.
     var wakeupPending = false
-    /// ``EventLoop/shutdown()`` was called from a thread that does not drive the loop.
-    var shutdownRequested = false
-    /// Shutdown completed: submissions are refused.
-    var isClosed = false
+    /// Promise jobs refused after shutdown, waiting to be abandoned (see
+    /// ``EventLoop/abandonLateJob(_:)``).
+    var lateJobs: [any PromiseJob] = []
+    /// Whether a thread is abandoning ``lateJobs`` now; it takes the ones added meanwhile too.
+    var isAbandoningLateJobs = false
 }

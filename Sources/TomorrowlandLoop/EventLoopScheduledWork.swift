@@ -33,6 +33,12 @@ final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
         state.load(ordering: .acquiring) == State.pending.rawValue
     }
 
+    /// Marks a timer that its loop refused (it was shut down) as cancelled: `cancel()` then does
+    /// nothing.
+    func markCancelled() {
+        state.store(State.cancelled.rawValue, ordering: .releasing)
+    }
+
     /// Claims the right to run the work; false if it was cancelled first.
     func begin() -> Bool {
         state.compareExchange(

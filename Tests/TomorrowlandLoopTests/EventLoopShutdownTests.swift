@@ -121,32 +121,6 @@ struct EventLoopShutdownTests {
 
     // MARK: Misuse
 
-    @Test func submittingAfterShutdownIsAPreconditionFailure() async {
-        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let loop = EventLoop()
-            loop.shutdown()
-            loop.execute {}
-        }
-        let message = String(decoding: exit?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("work submitted after the loop was shut down"))
-    }
-
-    @Test func schedulingAfterShutdownIsAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
-            let loop = EventLoop()
-            loop.shutdown()
-            _ = loop.schedule(after: .seconds(1)) {}
-        }
-    }
-
-    @Test func runningAfterShutdownIsAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
-            let loop = EventLoop()
-            loop.shutdown()
-            loop.run()
-        }
-    }
-
     @Test func runOnASecondThreadWhileRunningIsAPreconditionFailure() async {
         let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let loop = EventLoop()

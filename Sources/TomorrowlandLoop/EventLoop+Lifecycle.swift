@@ -1,0 +1,70 @@
+import Tomorrowland
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How the loop moves through its ``EventLoopLifecycle``: every driver claim, release and shutdown
+/// request goes through these functions, under the inbox lock.
+extension EventLoop {
+    /// The calling thread, as the lifecycle names threads.
+    static var currentThread: EventLoopLifecycle.ThreadID {
+        UInt(pthread_self())
+    }
+
+    /// The one driver-claim primitive: makes the calling thread the loop's driver if no thread
+    /// drives it and it is not closed.
+    ///
+    /// The lock's acquire hands the loop-confined state over from the previous driver, whose
+    /// ``releaseDriver()`` released it under the same lock.
+    func tryClaimDriver() -> EventLoopLifecycle.ClaimOutcome {
+        let me = Self.currentThread
+        return inbox.withLock { $0.lifecycle.claim(by: me) }
+    }
+
+    /// Claims the driver role for a public driving call (`operation`): false after shutdown;
+    /// misuse (a second thread, or the loop's own work driving it again) is a precondition
+    /// failure that says what to do instead.
+    func claimDriver(_ operation: StaticString) -> Bool {
+        switch tryClaimDriver() {
+        case .claimed:
+            return true
+        case .refused(.closed):
+            return false
+        case .refused(.drivenByCaller):
+            preconditionFailure(
+                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again"
+            )
+        case .refused(.drivenByAnotherThread):
+            preconditionFailure(
+                "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere"
+            )
+        }
+    }
+
+    /// Gives up the driver role. If another thread asked for shutdown meanwhile, the caller is
+    /// still the driver and tears the loop down first, on this thread.
+    func releaseDriver() {
+        let me = Self.currentThread
+        let action = inbox.withLock { $0.lifecycle.release(by: me) }
+        // After `.released` the loop-confined state belongs to the next driver: touch nothing.
+        if action == .tearDown {
+            ExecutionFlags.running(on: self) { tearDown() }
+        }
+    }
+
+    /// Tears the loop down after a request this driver noticed between two tasks (its own, or
+    /// another thread's that ``takeInbox()`` brought in).
+    func tearDownAsRequested() {
+        let me = Self.currentThread
+        inbox.withLock { $0.lifecycle.beginTeardown(by: me) }
+        tearDown()
+    }
+
+    /// Whether ``shutdown()`` has completed.
+    ///
+    /// Safe from any thread.
+    public var isShutdownComplete: Bool {
+        inbox.withLock { $0.lifecycle.phase == .closed }
+    }
+}
