@@ -114,7 +114,10 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
         didChangeValue(forKey: "isExecuting")
         let child = publicPromise.box
         guard handlerBox.leaveDelayedState() else { return }
-        if child.hasRequestedCancel {
+        // `isCancelled` too: on Linux, `Operation.cancel()` marks a waiting operation ready inside
+        // `super.cancel()`, and its queue may start it (on another thread) before our `cancel()`
+        // has passed the request on to the promise.
+        if isCancelled || child.hasRequestedCancel {
             // Cancelled before the start: the handler never runs (H6).
             // Taken out and released after unlocking: its captures are the user's.
             let dropped = lock.withLock { self.handler.take() }

@@ -162,6 +162,32 @@ struct PromiseOperationTests {
         }
     }
 
+    @Test func aCancelOfAnOperationWaitingOnADependencyKeepsTheHandlerFromRunning() {
+        // Operation.cancel() makes the waiting operation ready inside super.cancel(); the queue
+        // may start it before PromiseOperation.cancel() requests cancellation on the promise (the
+        // handler ran in 78 of 300 before `start()` also checked `isCancelled`).
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        let ran = Atomic<Int>(0)
+        var operations: [PromiseOperation<Int, String>] = []
+        for _ in 0..<300 {
+            let never = BlockOperation {}
+            let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
+                ran.add(1, ordering: .relaxed)
+                resolver.fulfill(with: 1)
+            }
+            operation.addDependency(never)
+            queue.addOperation(operation)
+            operations.append(operation)
+        }
+        for operation in operations { operation.cancel() }
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(ran.load(ordering: .relaxed) == 0)
+        for operation in operations {
+            #expect(waitForResult(operation.promise) == .cancelled)
+        }
+    }
+
     @Test func aQueueStartsACancelledOperationAndThePromiseIsCancelled() {
         let queue = OperationQueue()
         queue.isSuspended = true
