@@ -32,13 +32,13 @@ extension EventLoop {
     /// drive a loop until it shuts down (``EventLoopGroup``), which may race with the shutdown.
     func runUnlessShutDown() -> Bool {
         while true {
-            switch tryClaimDriver() {
+            switch tryClaimDriver(for: .drive) {
             case .claimed:
                 drive { false }
                 return !isShutdownComplete
             case .refused(.closed):
                 return false
-            case .refused(.drivenByAnotherThread):
+            case .refused(.drivenByAnotherThread), .refused(.visitedByAnotherThread):
                 // Another thread (a shutdown() or a hop onto the idle loop) holds the loop for a
                 // moment.
                 sched_yield()
@@ -213,13 +213,13 @@ extension EventLoop {
             body()
             return
         }
-        switch tryClaimDriver() {
+        switch tryClaimDriver(for: .drive) {
         case .claimed:
             break
         case .refused(.closed):
             // The loop's events are freed at shutdown; nothing of it can still be called.
             return
-        case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
+        case .refused(.drivenByCaller), .refused(.drivenByAnotherThread), .refused(.visitedByAnotherThread):
             preconditionFailure(
                 "EventLoop: the host ran a borrowed event_base on a second thread while another thread drives the loop; run a base on one thread at a time"
             )

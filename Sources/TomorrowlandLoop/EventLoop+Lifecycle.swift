@@ -17,28 +17,36 @@ extension EventLoop {
     ///
     /// The lock's acquire hands the loop-confined state over from the previous driver, whose
     /// ``releaseDriver()`` released it under the same lock.
-    func tryClaimDriver() -> EventLoopLifecycle.ClaimOutcome {
+    func tryClaimDriver(for role: EventLoopLifecycle.Role) -> EventLoopLifecycle.ClaimOutcome {
         let me = Self.currentThread
-        return inbox.withLock { $0.lifecycle.claim(by: me) }
+        return inbox.withLock { $0.lifecycle.claim(by: me, for: role) }
     }
 
-    /// Claims the driver role for a public driving call (`operation`): false after shutdown;
-    /// misuse (a second thread, or the loop's own work driving it again) is a precondition
-    /// failure that says what to do instead.
+    /// Claims the driver role for a public driving call (`operation`): false after shutdown.
+    ///
+    /// A visit in progress (another thread's hop onto the idle loop, or its shutdown of it) is
+    /// waited out: it is short, and a `run()` racing a hop is no misuse. Misuse (a second thread
+    /// driving, or the loop's own work driving it again) is a precondition failure that says
+    /// what to do instead.
     func claimDriver(_ operation: StaticString) -> Bool {
-        switch tryClaimDriver() {
-        case .claimed:
-            return true
-        case .refused(.closed):
-            return false
-        case .refused(.drivenByCaller):
-            preconditionFailure(
-                "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again"
-            )
-        case .refused(.drivenByAnotherThread):
-            preconditionFailure(
-                "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere"
-            )
+        while true {
+            switch tryClaimDriver(for: .drive) {
+            case .claimed:
+                return true
+            case .refused(.closed):
+                return false
+            case .refused(.visitedByAnotherThread):
+                sched_yield()
+                continue
+            case .refused(.drivenByCaller):
+                preconditionFailure(
+                    "EventLoop.\(operation) called from inside the loop's own work; the loop is already running on this thread: submit work with execute(_:) instead of driving the loop again"
+                )
+            case .refused(.drivenByAnotherThread):
+                preconditionFailure(
+                    "EventLoop.\(operation) called on a second thread while another thread drives the loop; a loop is driven by one thread at a time: submit work with execute(_:), or stop() the loop before driving it elsewhere"
+                )
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import CLibevent
+import Dispatch
 import Synchronization
 import Tomorrowland
 
@@ -12,11 +13,17 @@ extension EventLoop {
     ///
     /// Level-triggered: while the descriptor stays ready, the handler is called on every tick.
     ///
-    /// - Important: Call this on the loop's thread (inside its work), or while no thread drives
-    ///   the loop (for a borrowed base: while the host does not run it). Calling it while another
-    ///   thread drives the loop is a precondition failure; use the promise forms
-    ///   (``readable(_:)``, ``writable(_:)``) from other threads. Cancel the watcher before closing
-    ///   `fd`: libevent keeps per-descriptor state that a reused descriptor number would confuse.
+    /// Safe from any thread. On the loop's thread, or while no thread drives the loop, the watcher
+    /// is registered before this returns, on the calling thread. While another thread drives the
+    /// loop, the registration is handed to the loop and this call waits for it (one hop; never
+    /// call it from a thread the loop's own work waits on). The one-shot promise forms
+    /// (``readable(_:)``, ``writable(_:)``) never wait.
+    ///
+    /// - Important: For a borrowed base that a host is running, call this on the host's loop
+    ///   thread (inside the loop's work): while the host is inside `event_base_loop` and none of
+    ///   this loop's work runs, no thread drives the loop, and the registration would touch the
+    ///   base from the calling thread. Cancel the watcher before closing `fd`: libevent keeps
+    ///   per-descriptor state that a reused descriptor number would confuse.
     /// - Parameters:
     ///   - fd: An open descriptor that `epoll` accepts (a socket, pipe, `eventfd`, terminal...).
     ///   - events: What to wait for; must not be empty.
@@ -30,7 +37,7 @@ extension EventLoop {
         fileDescriptor fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void
     ) throws -> EventLoopWatcher {
         precondition(!events.isEmpty, "EventLoop.watch(fileDescriptor:for:_:) needs .readable, .writable or both")
-        return try withLoopAccess("watch(fileDescriptor:for:_:)") {
+        return try performOnLoopAndWait { [self] in
             try addDescriptorWatcher(fd, events: events, isOneShot: false) { flags in
                 handler(IOEvents(libeventFlags: flags))
             }
@@ -47,8 +54,8 @@ extension EventLoop {
     ///
     /// - Important: libevent delivers signals to one `event_base` per process: the first loop that
     ///   watches a signal owns signal delivery until it shuts down; the others get
-    ///   ``EventLoopError/signalsOwnedByAnotherLoop``. Same threading rule as
-    ///   ``watch(fileDescriptor:for:_:)``.
+    ///   ``EventLoopError/signalsOwnedByAnotherLoop``. Safe from any thread, with the same rules
+    ///   as ``watch(fileDescriptor:for:_:)``.
     /// - Parameters:
     ///   - signal: The signal number (`SIGINT`, `SIGTERM`, `SIGHUP`...). `SIGKILL` and `SIGSTOP`
     ///     cannot be watched.
@@ -59,7 +66,7 @@ extension EventLoop {
     @discardableResult
     @preconcurrency
     public func watch(signal: Int32, _ handler: @escaping @Sendable (Int32) -> Void) throws -> EventLoopWatcher {
-        try withLoopAccess("watch(signal:_:)") {
+        try performOnLoopAndWait { [self] in
             try addSignalWatcher(signal, isOneShot: false) { _ in handler(signal) }
         }
     }
@@ -146,18 +153,55 @@ extension EventLoop {
     /// by claiming the driver role while no thread drives the loop.
     func withLoopAccess<R>(_ operation: StaticString, _ body: () throws -> R) throws -> R {
         if inEventLoop { return try body() }
-        switch tryClaimDriver() {
-        case .claimed:
-            break
-        case .refused(.closed):
-            throw EventLoopError.shutDown
-        case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
-            preconditionFailure(
-                "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form"
-            )
+        visit: while true {
+            switch tryClaimDriver(for: .visit) {
+            case .claimed:
+                break visit
+            case .refused(.closed):
+                throw EventLoopError.shutDown
+            case .refused(.visitedByAnotherThread):
+                // Another thread's short visit: wait it out.
+                sched_yield()
+            case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
+                preconditionFailure(
+                    "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form"
+                )
+            }
         }
         defer { releaseDriver() }
         return try ExecutionFlags.running(on: self) { try body() }
+    }
+
+    /// Runs `body` with access to the loop's confined state from any thread, and returns what it
+    /// returned: directly on the loop's thread, by claiming the driver role while no thread
+    /// drives the loop, else on the loop's thread through the inbox while the caller waits.
+    ///
+    /// Accepted work always runs, if the loop is driven (shutdown drains it too), so the wait
+    /// ends; a loop paused with ``stop()`` before it took the work makes the caller wait until it
+    /// is driven again. A loop that is closed throws ``EventLoopError/shutDown`` without running
+    /// `body`.
+    func performOnLoopAndWait<R: Sendable>(_ body: @escaping @Sendable () throws -> R) throws -> R {
+        if inEventLoop { return try body() }
+        claim: while true {
+            switch tryClaimDriver(for: .visit) {
+            case .claimed:
+                defer { releaseDriver() }
+                return try ExecutionFlags.running(on: self) { try body() }
+            case .refused(.closed):
+                throw EventLoopError.shutDown
+            case .refused(.visitedByAnotherThread):
+                // Handed to the inbox now, the work could wait for a driver that never comes
+                // (the visitor leaves the loop idle): wait for the visit to end instead.
+                sched_yield()
+            case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
+                break claim
+            }
+        }
+        let outcome = HopOutcome<R>()
+        guard enqueueIfOpen({ outcome.deliver(Result { try body() }) }) else {
+            throw EventLoopError.shutDown
+        }
+        return try outcome.wait().get()
     }
 
     /// Runs `body` on the loop's thread: now if this is it (or if the loop owns its base and no
@@ -172,7 +216,7 @@ extension EventLoop {
         }
         // A borrowed base may be inside the host's `event_base_loop` on another thread even when
         // no thread holds `driver`: only hop there, never touch the base from here.
-        if ownsBase, tryClaimDriver() == .claimed {
+        if ownsBase, tryClaimDriver(for: .visit) == .claimed {
             defer { releaseDriver() }
             ExecutionFlags.running(on: self) { body() }
             return true
@@ -202,5 +246,23 @@ enum SignalOwnership {
         owner.withLock { owner in
             if owner == id { owner = nil }
         }
+    }
+}
+
+/// The result of work ``EventLoop/performOnLoopAndWait(_:)`` handed to the loop, and the wait for it.
+private final class HopOutcome<Value: Sendable>: Sendable {
+    private let slot = Mutex<Result<Value, any Error>?>(nil)
+    private let delivered = DispatchSemaphore(value: 0)
+
+    /// On the loop's thread: stores the outcome and wakes the waiting thread.
+    func deliver(_ result: Result<Value, any Error>) {
+        slot.withLock { $0 = result }
+        delivered.signal()
+    }
+
+    /// Blocks until ``deliver(_:)``; the semaphore's signal/wait order publishes the slot.
+    func wait() -> Result<Value, any Error> {
+        delivered.wait()
+        return slot.withLock { $0.take()! }
     }
 }

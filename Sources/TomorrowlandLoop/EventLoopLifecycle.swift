@@ -39,10 +39,23 @@ struct EventLoopLifecycle: Equatable, Sendable {
         case closed
     }
 
+    /// Why a thread holds the driver role.
+    enum Role: Equatable, Sendable, CaseIterable {
+        /// To drive the loop until it stops: ``EventLoop/run()``, ``EventLoop/runUntilIdle()``,
+        /// ``EventLoop/run(until:)``, a group's thread, a libevent callback of a borrowed base.
+        case drive
+        /// For one short piece of loop work on an idle loop, from whatever thread asked for it: a
+        /// hop that finds no driver, a watcher registration, a shutdown of an undriven loop. A
+        /// thread that wants to drive waits for a visit to end instead of failing.
+        case visit
+    }
+
     /// Why a thread could not become the loop's driver.
     enum Refusal: Equatable, Sendable {
         /// Another thread drives the loop (or is shutting it down).
         case drivenByAnotherThread
+        /// Another thread holds the loop for a visit, which ends soon.
+        case visitedByAnotherThread
         /// The calling thread drives the loop already: it is inside the loop's own work.
         case drivenByCaller
         /// The loop was shut down.
@@ -86,11 +99,14 @@ struct EventLoopLifecycle: Equatable, Sendable {
     private(set) var phase: Phase = .open
     /// The driving thread; nil when no thread drives the loop.
     private(set) var driver: ThreadID?
+    /// Why ``driver`` holds the loop; meaningless while it is nil.
+    private(set) var role: Role
 
-    /// A lifecycle in `phase` driven by `driver`, for tests that start from any state.
-    init(phase: Phase = .open, driver: ThreadID? = nil) {
+    /// A lifecycle in `phase` held by `driver` in `role`, for tests that start from any state.
+    init(phase: Phase = .open, driver: ThreadID? = nil, role: Role = .drive) {
         self.phase = phase
         self.driver = driver
+        self.role = driver == nil ? .drive : role
     }
 
     /// Whether work submitted now is taken (and will run, or be drained by shutdown).
@@ -102,14 +118,16 @@ struct EventLoopLifecycle: Equatable, Sendable {
     /// onto an undriven loop, a watcher registration, a libevent callback of a borrowed base).
     ///
     /// The one driver-claim primitive: whoever drives the loop got there through this.
-    mutating func claim(by thread: ThreadID) -> ClaimOutcome {
+    mutating func claim(by thread: ThreadID, for role: Role) -> ClaimOutcome {
         if phase == .closed { return .refused(.closed) }
         if let driver {
-            return .refused(driver == thread ? .drivenByCaller : .drivenByAnotherThread)
+            if driver == thread { return .refused(.drivenByCaller) }
+            return .refused(self.role == .visit ? .visitedByAnotherThread : .drivenByAnotherThread)
         }
         // Every phase past `.open` has a driver until it is closed.
         precondition(phase == .open, "EventLoopLifecycle: an undriven loop in phase \(phase)")
         driver = thread
+        self.role = role
         return .claimed
     }
 
@@ -120,6 +138,7 @@ struct EventLoopLifecycle: Equatable, Sendable {
         switch phase {
         case .open:
             driver = nil
+            role = .drive
             return .released
         case .shutdownRequested:
             phase = .shuttingDown
@@ -136,6 +155,7 @@ struct EventLoopLifecycle: Equatable, Sendable {
         guard phase == .open else { return .none }
         guard let driver else {
             self.driver = thread
+            role = .visit
             phase = .shuttingDown
             return .tearDownNow
         }
@@ -158,11 +178,13 @@ struct EventLoopLifecycle: Equatable, Sendable {
             "EventLoopLifecycle: teardown finished without having begun, or by a thread that does not drive the loop")
         phase = .closed
         driver = nil
+        role = .drive
     }
 
     /// The loop is being destroyed without a shutdown (its `deinit`): closed, whatever it was.
     mutating func closeWithoutTeardown() {
         phase = .closed
         driver = nil
+        role = .drive
     }
 }

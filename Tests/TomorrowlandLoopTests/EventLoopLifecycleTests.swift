@@ -16,48 +16,56 @@ struct EventLoopLifecycleTests {
     /// Another thread.
     static let other: Lifecycle.ThreadID = 2
 
-    /// Every state the invariants allow: an open loop undriven or driven; later phases driven
-    /// until closed; a closed loop undriven.
-    static let reachableStates: [Lifecycle] = [
-        Lifecycle(phase: .open, driver: nil),
-        Lifecycle(phase: .open, driver: driver),
-        Lifecycle(phase: .shutdownRequested, driver: driver),
-        Lifecycle(phase: .shuttingDown, driver: driver),
-        Lifecycle(phase: .closed, driver: nil),
-    ]
+    /// Every state the invariants allow: an open loop undriven or held (to drive it, or for a
+    /// visit); later phases held until closed; a closed loop undriven.
+    static let reachableStates: [Lifecycle] =
+        [Lifecycle(phase: .open, driver: nil)]
+        + [Phase.open, .shutdownRequested, .shuttingDown].flatMap { phase in
+            Lifecycle.Role.allCases.map { Lifecycle(phase: phase, driver: driver, role: $0) }
+        }
+        + [Lifecycle(phase: .closed, driver: nil)]
 
-    @Test("claim: an open undriven loop is claimed; otherwise the refusal names the reason")
+    @Test("claim: an open undriven loop is claimed in the role asked for; otherwise the refusal names the reason")
     func claimFromEveryState() {
         for state in Self.reachableStates {
             for thread in [Self.driver, Self.other] {
-                var lifecycle = state
-                let outcome = lifecycle.claim(by: thread)
-                switch (state.phase, state.driver) {
-                case (.closed, _):
-                    #expect(outcome == .refused(.closed))
-                    #expect(lifecycle == state)
-                case (.open, nil):
-                    #expect(outcome == .claimed)
-                    #expect(lifecycle == Lifecycle(phase: .open, driver: thread))
-                case (_, let holder?):
-                    #expect(outcome == .refused(holder == thread ? .drivenByCaller : .drivenByAnotherThread))
-                    #expect(lifecycle == state, "a refused claim changes nothing")
-                default:
-                    Issue.record("unreachable state \(state)")
+                for role in Lifecycle.Role.allCases {
+                    var lifecycle = state
+                    let outcome = lifecycle.claim(by: thread, for: role)
+                    switch (state.phase, state.driver) {
+                    case (.closed, _):
+                        #expect(outcome == .refused(.closed))
+                        #expect(lifecycle == state)
+                    case (.open, nil):
+                        #expect(outcome == .claimed)
+                        #expect(lifecycle == Lifecycle(phase: .open, driver: thread, role: role))
+                    case (_, let holder?):
+                        let expected: Lifecycle.Refusal =
+                            holder == thread
+                            ? .drivenByCaller : state.role == .visit ? .visitedByAnotherThread : .drivenByAnotherThread
+                        #expect(outcome == .refused(expected), "\(state), \(role) by \(thread)")
+                        #expect(lifecycle == state, "a refused claim changes nothing")
+                    default:
+                        Issue.record("unreachable state \(state)")
+                    }
                 }
             }
         }
     }
 
-    @Test("release by the driver: open becomes undriven, a pending request becomes a teardown")
+    @Test("release by the holder: open becomes undriven, a pending request becomes a teardown")
     func releaseFromEveryDrivenState() {
-        var open = Lifecycle(phase: .open, driver: Self.driver)
-        #expect(open.release(by: Self.driver) == .released)
-        #expect(open == Lifecycle(phase: .open, driver: nil))
+        for role in Lifecycle.Role.allCases {
+            var open = Lifecycle(phase: .open, driver: Self.driver, role: role)
+            #expect(open.release(by: Self.driver) == .released)
+            #expect(open == Lifecycle(phase: .open, driver: nil))
 
-        var requested = Lifecycle(phase: .shutdownRequested, driver: Self.driver)
-        #expect(requested.release(by: Self.driver) == .tearDown)
-        #expect(requested == Lifecycle(phase: .shuttingDown, driver: Self.driver), "still driven, for the teardown")
+            var requested = Lifecycle(phase: .shutdownRequested, driver: Self.driver, role: role)
+            #expect(requested.release(by: Self.driver) == .tearDown)
+            #expect(
+                requested == Lifecycle(phase: .shuttingDown, driver: Self.driver, role: role),
+                "still held, for the teardown")
+        }
 
         var closed = Lifecycle(phase: .closed, driver: nil)
         #expect(closed.release(by: Self.driver) == .alreadyClosed)
@@ -74,10 +82,11 @@ struct EventLoopLifecycleTests {
                 case (.open, nil):
                     #expect(action == .tearDownNow)
                     #expect(
-                        lifecycle == Lifecycle(phase: .shuttingDown, driver: thread), "the caller drives the teardown")
+                        lifecycle == Lifecycle(phase: .shuttingDown, driver: thread, role: .visit),
+                        "the caller holds the loop for the teardown, as a visit")
                 case (.open, let holder?):
                     #expect(action == (holder == thread ? .tearDownAfterCurrentTask : .wakeDriver))
-                    #expect(lifecycle == Lifecycle(phase: .shutdownRequested, driver: holder))
+                    #expect(lifecycle == Lifecycle(phase: .shutdownRequested, driver: holder, role: state.role))
                 default:
                     #expect(action == ShutdownActionNone.value, "asked already, or done: \(state)")
                     #expect(lifecycle == state)
@@ -119,21 +128,21 @@ struct EventLoopLifecycleTests {
         undriven.finishTeardown(by: Self.other)
         // Driven, asked from inside: the driver tears down between two tasks.
         var fromInside = Lifecycle()
-        #expect(fromInside.claim(by: Self.driver) == .claimed)
+        #expect(fromInside.claim(by: Self.driver, for: .drive) == .claimed)
         #expect(fromInside.requestShutdown(by: Self.driver) == .tearDownAfterCurrentTask)
         fromInside.beginTeardown(by: Self.driver)
         fromInside.finishTeardown(by: Self.driver)
         #expect(fromInside.release(by: Self.driver) == .alreadyClosed)
         // Driven, asked from outside: the driver notices when it gives the loop up.
         var fromOutside = Lifecycle()
-        #expect(fromOutside.claim(by: Self.driver) == .claimed)
+        #expect(fromOutside.claim(by: Self.driver, for: .visit) == .claimed)
         #expect(fromOutside.requestShutdown(by: Self.other) == .wakeDriver)
         #expect(fromOutside.requestShutdown(by: Self.other) == ShutdownActionNone.value, "asked once")
         #expect(fromOutside.release(by: Self.driver) == .tearDown)
         fromOutside.finishTeardown(by: Self.driver)
         for var lifecycle in [undriven, fromInside, fromOutside] {
             #expect(lifecycle == Lifecycle(phase: .closed, driver: nil))
-            #expect(lifecycle.claim(by: Self.other) == .refused(.closed))
+            #expect(lifecycle.claim(by: Self.other, for: .drive) == .refused(.closed))
             #expect(!lifecycle.admitsWork)
         }
     }

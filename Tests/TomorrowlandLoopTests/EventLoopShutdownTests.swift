@@ -141,15 +141,4 @@ struct EventLoopShutdownTests {
             loop.run()
         }
     }
-
-    @Test func watchingWhileAnotherThreadDrivesTheLoopIsAPreconditionFailure() async {
-        await #expect(processExitsWith: .failure) {
-            let loop = EventLoop()
-            let running = DispatchSemaphore(value: 0)
-            loop.execute { running.signal() }
-            Thread { loop.run() }.start()
-            running.wait()
-            _ = try? loop.watch(signal: SIGUSR1) { _ in }
-        }
-    }
 }

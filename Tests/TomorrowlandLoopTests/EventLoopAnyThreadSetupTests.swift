@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import Tomorrowland
+
+@testable import TomorrowlandLoop
+
+/// Loop-bound set-up called from threads that do not drive the loop, racing the thread that does.
+@Suite("EventLoop: set-up from any thread")
+struct EventLoopAnyThreadSetupTests {
+    @Test(
+        "watch(fileDescriptor:) from another thread while the loop runs registers on the loop and calls the handler there"
+    )
+    func watchingFromAnotherThreadWhileTheLoopRuns() throws {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let calledOnLoop = Cell<Bool?>(nil)
+        let watcher = try loop.watch(fileDescriptor: descriptors[0], for: .readable) { _ in
+            if calledOnLoop.value == nil { calledOnLoop.set(loop.inEventLoop) }
+        }
+        #expect(write(descriptors[1], "x", 1) == 1)
+        #expect(Self.waitUntil { calledOnLoop.value != nil })
+        #expect(calledOnLoop.value == true)
+        watcher.cancel()
+        loop.shutdown()
+        #expect(thread.join())
+        close(descriptors[0])
+        close(descriptors[1])
+    }
+
+    @Test("watch(signal:) from another thread on a shut-down loop throws shutDown")
+    func watchingAShutDownLoopFromAnotherThreadThrows() {
+        let loop = EventLoop()
+        loop.shutdown()
+        let outcome = DispatchQueue.global().sync { () -> Bool in
+            do {
+                _ = try loop.watch(signal: SIGUSR2) { _ in }
+                return false
+            } catch EventLoopError.shutDown {
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(outcome)
+    }
+
+    @Test("1,000 watchers registered from 8 threads on a running loop all register and cancel")
+    func watchingFromEightThreads() throws {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let readEnd = descriptors[0]
+        let registered = Atomic<Int>(0)
+        runConcurrently(8) { _ in
+            for _ in 0..<125 {
+                guard let watcher = try? loop.watch(fileDescriptor: readEnd, for: .readable, { _ in }) else { continue }
+                registered.add(1, ordering: .relaxed)
+                watcher.cancel()
+            }
+        }
+        #expect(registered.load(ordering: .relaxed) == 1000)
+        loop.shutdown()
+        #expect(thread.join())
+        close(descriptors[0])
+        close(descriptors[1])
+    }
+
+    @Test("run() racing hops onto the idle loop from another thread waits for them instead of trapping")
+    func runRacingHopsNeverTraps() async {
+        // Before hops were visits, a hop that found the loop idle held it as a driver, and a run()
+        // starting at that moment failed "called on a second thread while another thread drives
+        // the loop".
+        await #expect(processExitsWith: .success) {
+            for _ in 0..<200 {
+                let loop = EventLoop()
+                let hops = DispatchGroup()
+                DispatchQueue.global().async(group: hops) {
+                    for _ in 0..<50 { _ = loop.sleep(for: .seconds(3600)) }
+                }
+                let thread = LoopThread(loop)
+                hops.wait()
+                precondition(thread.waitUntilRunning(), "the loop never ran")
+                loop.shutdown()
+                precondition(thread.join(), "the loop thread never ended")
+            }
+        }
+    }
+
+    /// Polls `condition` until it holds, for at most `seconds`.
+    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(1000)
+        }
+        return true
+    }
+}
