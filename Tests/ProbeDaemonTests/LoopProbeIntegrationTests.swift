@@ -84,6 +84,27 @@ struct LoopProbeIntegrationTests {
         #expect(text.components(separatedBy: "127.0.0.1:\(openPort) is").count == 2)
     }
 
+    @Test func anUnresolvableNameIsReportedDownBesideAReachableEndpoint() throws {
+        // `.invalid` never resolves (RFC 6761); the name goes through the system resolver, off
+        // the loop.
+        let (fd, openPort) = try listeningSocket(backlog: 16)
+        defer { close(fd) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = [
+            "--rounds", "1", "--connect-timeout", "5", "--retries", "0",
+            "unresolvable.invalid:80", "127.0.0.1:\(openPort)",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try launch(process)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("unresolvable.invalid:80 is down: cannot resolve unresolvable.invalid"), "\(text)")
+        #expect(text.contains("127.0.0.1:\(openPort) is up (latency "), "\(text)")
+    }
+
     @Test func sigtermCancelsTheProbeInFlightAndExitsZero() throws {
         // A full backlog: the daemon's connect hangs until cancelled.
         let (fd, port) = try listeningSocket(backlog: 0)

@@ -5,15 +5,16 @@ import Tomorrowland
     import Glibc
 #endif
 
-/// One connection attempt of ``TCPConnection/connect(host:port:on:timeout:options:)``: tries the
-/// resolved addresses in order with non-blocking `connect`, under one deadline on the loop's
-/// timers.
+/// One connection attempt of ``TCPConnection/connect(host:port:on:timeout:options:)``: resolves
+/// the host off the loop (IP literals need no resolving), then tries the addresses in order with
+/// non-blocking `connect`, all under one deadline on the loop's timers.
 ///
-/// Loop-confined after ``start(timeout:)``; the loop's resource registry keeps it alive while its
-/// write event (whose callback argument is `self`, unretained) exists.
+/// Loop-confined after ``start(timeout:nameResolver:)``; the loop's resource registry keeps it
+/// alive while its write event (whose callback argument is `self`, unretained) exists, and while
+/// it waits for a name: a shutdown then finds it and ends it.
 final class TCPConnector: @unchecked Sendable {
     // `@unchecked Sendable`: created on any thread, then touched only on the loop's thread (the
-    // timer's work and the cancel request hop there).
+    // timer's work, the resolver's answer and the cancel request hop there).
 
     let loop: EventLoop
     let host: String
@@ -21,6 +22,8 @@ final class TCPConnector: @unchecked Sendable {
     let options: TCPConnectionOptions
     let resolver: Promise<TCPConnection, TCPError>.Resolver
 
+    /// The name lookup in flight, abandoned when the attempt ends first.
+    private var resolution: NameResolution?
     private var addresses: [TCPSocketAddress] = []
     private var nextAddress = 0
     /// The socket being connected, -1 between attempts; owned until handed to the connection.
@@ -43,16 +46,13 @@ final class TCPConnector: @unchecked Sendable {
         lastError = .addressResolutionFailed(host: host)
     }
 
-    /// Resolves the host and starts the first attempt; on the loop's thread.
-    func start(timeout: Duration) {
+    /// Arms the deadline, then connects to an IP literal at once or asks `nameResolver` for the
+    /// addresses of a name; on the loop's thread.
+    ///
+    /// The deadline is armed first, so `timeout` covers resolution plus connection.
+    func start(timeout: Duration, nameResolver: any NameResolver) {
         guard !loop.isShuttingDown else {
             resolver.reject(with: .closed)
-            return
-        }
-        do {
-            addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: false)
-        } catch {
-            resolver.reject(with: error)
             return
         }
         loop.register(resource: self)
@@ -64,7 +64,35 @@ final class TCPConnector: @unchecked Sendable {
                 _ = loop.performOnLoop { [self] in finish(nil) }
             }
         }
-        tryNextAddress()
+        // A cancel requested before `start` ran has finished the attempt inside `onRequestCancel`.
+        guard !isFinished else { return }
+        if let literal = TCPSocketAddress.literal(host: host, port: port) {
+            addresses = literal
+            tryNextAddress()
+            return
+        }
+        // The handler holds the connector until the answer or `abandon()` (in `finish`), whichever
+        // comes first; after shutdown `performOnLoop` drops the answer without running it.
+        let resolution = NameResolution(host: host, port: port) { [self] answer in
+            _ = loop.performOnLoop { [self] in resolved(answer) }
+        }
+        self.resolution = resolution
+        nameResolver.resolve(resolution)
+    }
+
+    /// The resolver answered; on the loop's thread.
+    private func resolved(_ answer: Result<[TCPSocketAddress], TCPError>) {
+        resolution = nil
+        guard !isFinished else { return }
+        switch answer {
+        case .success(let resolved) where !resolved.isEmpty:
+            addresses = resolved
+            tryNextAddress()
+        case .success:
+            finish(.failure(.addressResolutionFailed(host: host)))
+        case .failure(let error):
+            finish(.failure(error))
+        }
     }
 
     /// Starts a non-blocking connect to the next address, or fails with the last error.
@@ -127,11 +155,13 @@ final class TCPConnector: @unchecked Sendable {
         finish(.success(connection))
     }
 
-    /// Ends the attempt: cancels the timer, frees the event, closes an unused socket,
-    /// unregisters, then resolves (`nil`: cancelled).
+    /// Ends the attempt: abandons a name lookup in flight, cancels the timer, frees the event,
+    /// closes an unused socket, unregisters, then resolves (`nil`: cancelled).
     private func finish(_ outcome: Result<TCPConnection, TCPError>?) {
         guard !isFinished else { return }
         isFinished = true
+        resolution?.abandon()
+        resolution = nil
         timer?.cancel()
         timer = nil
         if let event { event_free(event) }
@@ -158,27 +188,47 @@ extension TCPConnector: EventLoopResource {
 extension TCPConnection {
     /// Connects to `host`:`port` and resolves with the connection, on the loop's thread.
     ///
-    /// The addresses `host` resolves to are tried in order (for "localhost": `::1`, then
-    /// `127.0.0.1`) until one connects, all within `timeout`, measured on the loop's timers.
-    /// Cancelling the promise abandons the attempt (the socket is closed).
+    /// An IP literal is connected to at once. A name is resolved off the loop, by the system's
+    /// resolver (`getaddrinfo`) on a few threads of the library's own, so a slow or silent DNS
+    /// server never stalls the loop's other connections and timers. The addresses are then tried
+    /// in order (for "localhost": `::1`, then `127.0.0.1`) until one connects.
+    ///
+    /// `timeout` is armed on the loop's timers before resolution starts: it covers resolution plus
+    /// connection. Cancelling the promise (`requestCancel()`), the timeout, or a loop
+    /// shutdown abandons the attempt: its socket is closed, and a name lookup still in flight is
+    /// abandoned (`getaddrinfo` cannot be interrupted: its late answer is freed and discarded on
+    /// the resolver's thread, without touching the loop). See <doc:ConnectingOverTCP>.
     ///
     /// - Parameters:
-    ///   - host: An IPv4 or IPv6 literal, or "localhost" (other names go through the system
-    ///     resolver, which may block the loop's thread while it asks DNS).
+    ///   - host: An IPv4 or IPv6 literal (with or without brackets), or a host name.
     ///   - port: The port.
     ///   - loop: The loop that runs the connection.
-    ///   - timeout: The limit for the whole attempt.
+    ///   - timeout: The limit for the whole attempt, resolution included.
     ///   - options: Options of the connection.
-    /// - Returns: A promise rejected with ``TCPError/addressResolutionFailed(host:)``,
-    ///   ``TCPError/connectFailed(errno:)`` (the last address's error), ``TCPError/timedOut``,
-    ///   or ``TCPError/closed`` when the loop is shut down first. Safe from any thread.
+    /// - Returns: A promise resolved on the loop's thread (whichever thread drives the loop at
+    ///   that moment): fulfilled with the connection; rejected with
+    ///   ``TCPError/addressResolutionFailed(host:)``, ``TCPError/connectFailed(errno:)`` (the last
+    ///   address's error), ``TCPError/timedOut``, or ``TCPError/closed`` when the loop is shut
+    ///   down first (before or during the attempt); cancelled after a cancel request. Safe from
+    ///   any thread.
     public static func connect(
         host: String, port: UInt16, on loop: EventLoop,
         timeout: Duration, options: TCPConnectionOptions = .init()
     ) -> Promise<TCPConnection, TCPError> {
+        connect(
+            host: host, port: port, on: loop, timeout: timeout, options: options,
+            nameResolver: SystemNameResolver.shared)
+    }
+
+    /// ``connect(host:port:on:timeout:options:)`` with the name resolver to use, so that tests
+    /// can inject one that answers late or never.
+    package static func connect(
+        host: String, port: UInt16, on loop: EventLoop,
+        timeout: Duration, options: TCPConnectionOptions = .init(), nameResolver: any NameResolver
+    ) -> Promise<TCPConnection, TCPError> {
         let (promise, resolver) = Promise<TCPConnection, TCPError>.makeWithResolver()
         let connector = TCPConnector(host: host, port: port, loop: loop, options: options, resolver: resolver)
-        if !loop.performOnLoop({ connector.start(timeout: timeout) }) {
+        if !loop.performOnLoop({ connector.start(timeout: timeout, nameResolver: nameResolver) }) {
             resolver.reject(with: .closed)
         }
         return promise

@@ -2,7 +2,7 @@ import CLibevent
 import Glibc
 
 /// An IPv4 or IPv6 socket address, as `getaddrinfo` and `accept` produce it.
-struct TCPSocketAddress {
+package struct TCPSocketAddress: Sendable {
     /// The address, in a buffer large enough for any family.
     var storage = sockaddr_storage()
     /// The meaningful length of ``storage``.
@@ -20,10 +20,10 @@ struct TCPSocketAddress {
     }
 
     /// `AF_INET` or `AF_INET6`.
-    var family: Int32 { Int32(storage.ss_family) }
+    package var family: Int32 { Int32(storage.ss_family) }
 
     /// The port, in host byte order.
-    var port: UInt16 {
+    package var port: UInt16 {
         withUnsafeBytes(of: storage) { raw in
             switch family {
             case AF_INET: UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
@@ -34,7 +34,7 @@ struct TCPSocketAddress {
     }
 
     /// "127.0.0.1:54321" or "[::1]:54321".
-    var description: String {
+    package var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let ok = withUnsafeBytes(of: storage) { raw -> Bool in
             switch family {
@@ -60,13 +60,28 @@ struct TCPSocketAddress {
         }
     }
 
-    /// The addresses for `host` and `port`, in the resolver's order.
+    /// The addresses for `host` and `port`, in the resolver's order; may block.
     ///
     /// IP literals (`127.0.0.1`, `::1`, with or without brackets) never touch the resolver;
     /// "localhost" and other names go through `getaddrinfo` (which reads `/etc/hosts` for
-    /// "localhost", and may block on DNS for other names). An empty host or "*" means every local
-    /// address (for listeners).
-    static func resolve(host: String, port: UInt16, passive: Bool) throws(TCPError) -> [TCPSocketAddress] {
+    /// "localhost", and may block on DNS for other names: never call it on a loop's thread with
+    /// a name, see ``SystemNameResolver``). An empty host or "*" means every local address (for
+    /// listeners).
+    package static func resolve(host: String, port: UInt16, passive: Bool) throws(TCPError) -> [TCPSocketAddress] {
+        try lookUp(host: host, port: port, passive: passive, numericOnly: false)
+    }
+
+    /// The addresses for `host` and `port` when `host` is an IP literal (with or without
+    /// brackets, IPv6 with a `%zone`), empty or "*" (every local address); nil for a name, which
+    /// needs a resolver. Never blocks: nothing is looked up.
+    package static func literal(host: String, port: UInt16) -> [TCPSocketAddress]? {
+        try? lookUp(host: host, port: port, passive: false, numericOnly: true)
+    }
+
+    /// `getaddrinfo` for stream sockets; with `numericOnly` (`AI_NUMERICHOST`) it only parses.
+    private static func lookUp(
+        host: String, port: UInt16, passive: Bool, numericOnly: Bool
+    ) throws(TCPError) -> [TCPSocketAddress] {
         var name = host
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         let anyAddress = name.isEmpty || name == "*"
@@ -74,7 +89,7 @@ struct TCPSocketAddress {
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_protocol = Int32(IPPROTO_TCP)
-        hints.ai_flags = AI_NUMERICSERV | (passive || anyAddress ? AI_PASSIVE : 0)
+        hints.ai_flags = AI_NUMERICSERV | (passive || anyAddress ? AI_PASSIVE : 0) | (numericOnly ? AI_NUMERICHOST : 0)
         var list: UnsafeMutablePointer<addrinfo>?
         let status: Int32
         if anyAddress {
@@ -83,6 +98,7 @@ struct TCPSocketAddress {
             status = getaddrinfo(name, String(port), &hints, &list)
         }
         guard status == 0, let list else { throw .addressResolutionFailed(host: host) }
+        // The list is ours until `freeaddrinfo`: copied into values first, freed on every path.
         defer { freeaddrinfo(list) }
         var addresses: [TCPSocketAddress] = []
         var cursor: UnsafeMutablePointer<addrinfo>? = list

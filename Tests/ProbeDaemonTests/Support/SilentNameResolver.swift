@@ -1,0 +1,15 @@
+import Tomorrowland
+import TomorrowlandLoop
+
+/// A name resolver whose DNS server never answers: it keeps each resolution and never completes
+/// it, so only the connect's timeout or a cancel ends the attempt.
+final class SilentNameResolver: NameResolver {
+    private let held = LockedValue<[NameResolution]>([])
+
+    /// The resolutions asked for so far.
+    var resolutions: [NameResolution] { held.withLock { $0 } }
+
+    func resolve(_ resolution: NameResolution) {
+        held.withLock { $0.append(resolution) }
+    }
+}
