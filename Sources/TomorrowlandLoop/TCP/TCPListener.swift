@@ -11,7 +11,8 @@ import Tomorrowland
 ///
 /// Start one with ``bind(host:port:on:options:onAccept:)`` from any thread (it returns a promise),
 /// or with ``listen(host:port:on:options:onAccept:)`` on the loop's thread or before any thread
-/// drives the loop. Stop it with ``close()`` (the connections it accepted stay open).
+/// drives the loop. Stop it with ``close()`` (the connections it accepted stay open) or
+/// ``shutdownGracefully(within:)`` (they finish sending what they queued, then close).
 ///
 /// Accepting uses libevent's `evconnlistener`. When `accept` fails for lack of resources
 /// (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) the listener stops accepting for
@@ -44,12 +45,19 @@ public final class TCPListener: @unchecked Sendable {
     private var isPausedByUser = false
     /// Accepting is paused after a resource error, until the backoff timer fires.
     private var isBackingOff = false
-    /// Set by the first ``close()``, on the calling thread
+    /// Set by the first ``close()`` or ``shutdownGracefully(within:)``, on the calling thread
     /// before the hop to the loop: from then on no connection is accepted.
     let isClosedFlag = Atomic<Bool>(false)
     /// How many times `accept` failed for lack of descriptors or memory (each pauses accepting
     /// for ``resourceBackoff``); loop-confined, for tests and diagnostics.
     private(set) var resourceFailures = 0
+    /// The connections this listener accepted that are not closed yet, for
+    /// ``shutdownGracefully(within:)``. Each leaves when its ``TCPConnection/closed`` resolves;
+    /// the connection does not refer back to the listener (its `closed` callback holds it weakly),
+    /// so there is no cycle. Loop-confined.
+    var openConnections: [ObjectIdentifier: TCPConnection] = [:]
+    /// The graceful shutdown in progress, if any. Loop-confined.
+    var drain: GracefulDrain?
 
     private init(
         listener: OpaquePointer, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
@@ -265,6 +273,7 @@ public final class TCPListener: @unchecked Sendable {
         }
         let remote = address.map { TCPSocketAddress($0, length: socklen_t(length)) }
         let connection = TCPConnection(fd: fd, loop: loop, options: options.connection, remote: remote)
+        track(connection)
         onAccept(connection)
     }
 
