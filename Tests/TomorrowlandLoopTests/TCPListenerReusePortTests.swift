@@ -33,22 +33,17 @@ struct TCPListenerReusePortTests {
             options.reusePort = true
             return options
         }()
+        // From the test's thread: `bind` hops to each loop of the running group.
         func listen(_ index: Int, port: UInt16) -> Promise<UInt16, TCPError> {
             let loop = group.loops[index]
-            return Promise(on: .loop(loop)) { resolver in
-                resolver.resolve(
-                    with: Result { () throws(TCPError) in
-                        try TCPListener.listen(host: "127.0.0.1", port: port, on: loop, options: options) {
-                            connection in
-                            #expect(loop.inEventLoop)
-                            counts.add(index)
-                            connection.close()
-                        }.localPort
-                    })
-            }
+            return TCPListener.bind(host: "127.0.0.1", port: port, on: loop, options: options) { connection in
+                #expect(loop.inEventLoop)
+                counts.add(index)
+                connection.close()
+            }.map(on: .immediate) { $0.localPort }
         }
-        let port = try #require(listen(0, port: 0).waitForResult()?.value)
-        #expect(listen(1, port: port).waitForResult()?.value == port)
+        let port = try #require(blockingResult(of: listen(0, port: 0))?.value)
+        #expect(blockingResult(of: listen(1, port: port))?.value == port)
 
         let client = EventLoop()
         defer { client.shutdown() }

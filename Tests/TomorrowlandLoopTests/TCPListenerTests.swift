@@ -133,6 +133,34 @@ struct TCPListenerTests {
         #expect(drive(loop, until: try #require(client).read())?.value == [])
     }
 
+    @Test func pausingAndResumingFromAnotherThreadWhileTheLoopRunsTakesEffectOnTheLoop() throws {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        defer {
+            loop.shutdown()
+            #expect(thread.join())
+        }
+        let accepted = Cell(0)
+        let bound = TCPListener.bind(host: "127.0.0.1", port: 0, on: loop) { connection in
+            accepted.update { $0 += 1 }
+            connection.close()
+        }
+        let listener = try #require(blockingResult(of: bound)?.value)
+        // Before, from a thread that does not drive the loop, this was a precondition failure.
+        listener.pauseAccepting()
+        // The pause hopped to the loop; a round trip through the loop comes after it.
+        #expect(blockingResult(of: Promise<Void, NoError>(on: .loop(loop)) { $0.fulfill(with: ()) }) != nil)
+        // The kernel completes the handshake from the backlog; the listener does not accept.
+        let client = try BlockingTCPClient.connect(port: listener.localPort, timeout: .milliseconds(200)).get()
+        #expect(client.readToEnd().end == .timedOut)
+        #expect(accepted.value == 0)
+        listener.resumeAccepting()
+        client.setReadTimeout(.seconds(10))
+        #expect(client.readToEnd().end == .endOfInput)
+        #expect(accepted.value == 1)
+    }
+
     @Test func loopShutdownClosesTheListener() throws {
         let loop = EventLoop()
         let listener = try startEchoServer(on: loop)

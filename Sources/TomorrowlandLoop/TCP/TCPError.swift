@@ -2,7 +2,8 @@
     import Glibc
 #endif
 
-/// Errors of TCP operations: rejected promises of ``TCPConnection`` and errors thrown by
+/// Errors of TCP operations: rejected promises of ``TCPConnection`` and
+/// ``TCPListener/bind(host:port:on:options:onAccept:)``, and errors thrown by
 /// ``TCPListener/listen(host:port:on:options:onAccept:)``.
 public enum TCPError: Error, Sendable, Hashable {
     /// The host is neither an IP literal nor a name the resolver knows.
@@ -15,7 +16,9 @@ public enum TCPError: Error, Sendable, Hashable {
     case timedOut
     /// The peer reset the connection (`ECONNRESET`, `EPIPE`).
     case connectionReset
-    /// The operation was issued on, or was pending at, a closed connection.
+    /// The operation was issued on, or was pending at, a closed connection; or it needed a loop
+    /// that has shut down (a listener or connection attempt on a loop that shut down before it
+    /// could start).
     case closed
     /// The peer sent end of input before a `read(upTo:maxBytes:)` or `read(exactly:)` could
     /// complete.

@@ -9,14 +9,19 @@ import Tomorrowland
 /// A listening TCP socket on an ``EventLoop``: accepts connections on the loop's thread and hands
 /// each to a callback.
 ///
+/// Start one with ``bind(host:port:on:options:onAccept:)`` from any thread (it returns a promise),
+/// or with ``listen(host:port:on:options:onAccept:)`` on the loop's thread or before any thread
+/// drives the loop. Stop it with ``close()`` (the connections it accepted stay open) or
+/// ``shutdownGracefully(within:)`` (they finish sending what they queued, then close).
+///
 /// Accepting uses libevent's `evconnlistener`. When `accept` fails for lack of resources
 /// (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) the listener stops accepting for
 /// ``resourceBackoff`` and then resumes, instead of spinning on a socket that stays readable.
 ///
 /// The loop keeps an open listener alive; it closes every listener when it shuts down.
 public final class TCPListener: @unchecked Sendable {
-    // `@unchecked Sendable`: `loop`, `localPort` and `options` are immutable; `isClosedFlag` is
-    // atomic; everything else is loop-confined.
+    // `@unchecked Sendable`: `loop`, `localPort` and `options` are immutable; `isClosedFlag` and
+    // `isPauseRequested` are atomic; everything else is loop-confined.
 
     /// How long accepting pauses after `accept` ran out of descriptors or memory.
     public static let resourceBackoff: Duration = .milliseconds(100)
@@ -32,14 +37,27 @@ public final class TCPListener: @unchecked Sendable {
     /// resource registry until `evconnlistener_free` (which also closes the socket).
     private var listener: OpaquePointer?
     private var onAccept: ((TCPConnection) -> Void)?
-    /// ``pauseAccepting()`` is in force.
+    /// What the last ``pauseAccepting()`` or ``resumeAccepting()`` asked for, on any thread; the
+    /// loop applies the latest value, so calls that hop from other threads cannot be applied in
+    /// the wrong order.
+    let isPauseRequested = Atomic<Bool>(false)
+    /// ``pauseAccepting()`` is in force on the loop.
     private var isPausedByUser = false
     /// Accepting is paused after a resource error, until the backoff timer fires.
     private var isBackingOff = false
-    private let isClosedFlag = Atomic<Bool>(false)
+    /// Set by the first ``close()`` or ``shutdownGracefully(within:)``, on the calling thread
+    /// before the hop to the loop: from then on no connection is accepted.
+    let isClosedFlag = Atomic<Bool>(false)
     /// How many times `accept` failed for lack of descriptors or memory (each pauses accepting
     /// for ``resourceBackoff``); loop-confined, for tests and diagnostics.
     private(set) var resourceFailures = 0
+    /// The connections this listener accepted that are not closed yet, for
+    /// ``shutdownGracefully(within:)``. Each leaves when its ``TCPConnection/closed`` resolves;
+    /// the connection does not refer back to the listener (its `closed` callback holds it weakly),
+    /// so there is no cycle. Loop-confined.
+    var openConnections: [ObjectIdentifier: TCPConnection] = [:]
+    /// The graceful shutdown in progress, if any. Loop-confined.
+    var drain: GracefulDrain?
 
     private init(
         listener: OpaquePointer, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
@@ -52,8 +70,9 @@ public final class TCPListener: @unchecked Sendable {
         self.onAccept = onAccept
     }
 
-    /// Listens on `host`:`port` and, on the loop's thread, hands each accepted connection to
-    /// `onAccept`.
+    /// Listens on `host`:`port` now and, on the loop's thread, hands each accepted connection to
+    /// `onAccept`; the synchronous form of ``bind(host:port:on:options:onAccept:)``, for set-up on
+    /// the loop's thread.
     ///
     /// The connection starts idle: call ``TCPConnection/startReading(_:)`` or a promise read in
     /// `onAccept`.
@@ -67,34 +86,67 @@ public final class TCPListener: @unchecked Sendable {
     ///     connections.
     ///   - onAccept: Called on the loop's thread with each new connection.
     /// - Returns: The listener, accepting.
-    /// - Throws: ``TCPError/addressResolutionFailed(host:)``, ``TCPError/bindFailed(errno:)``.
-    /// - Important: Call from the loop's thread or while no thread drives the loop (before it
-    ///   runs); calling it after the loop shut down is a precondition failure.
+    /// - Throws: ``TCPError/addressResolutionFailed(host:)``, ``TCPError/bindFailed(errno:)``;
+    ///   ``TCPError/closed`` when the loop has shut down.
+    /// - Important: Call it on the loop's thread (inside its work), or while no thread drives the
+    ///   loop (before it runs, or between two drives on the same thread). Called from another
+    ///   thread while a thread drives the loop (an ``EventLoopGroup``'s loop, or a loop whose
+    ///   ``EventLoop/shutdown()`` is in progress on another thread) it is a precondition failure:
+    ///   use ``bind(host:port:on:options:onAccept:)`` there, which is safe from any thread.
     public static func listen(
         host: String, port: UInt16, on loop: EventLoop,
         options: TCPListenerOptions = .init(),
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
         let addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: true)
-        let result: Result<TCPListener, TCPError>
-        do {
-            result = try loop.withLoopAccess("TCPListener.listen") { () -> Result<TCPListener, TCPError> in
-                precondition(
-                    !loop.isShuttingDown, "TCPListener.listen on a loop that is shutting down; listen before shutdown")
-                var lastError = TCPError.addressResolutionFailed(host: host)
-                for address in addresses {
-                    do throws(TCPError) {
-                        return .success(try make(address: address, loop: loop, options: options, onAccept: onAccept))
-                    } catch {
-                        lastError = error
-                    }
-                }
-                return .failure(lastError)
-            }
-        } catch {
-            preconditionFailure("TCPListener.listen on a loop that was shut down; listen before shutdown")
+        if loop.inEventLoop {
+            return try makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept).get()
+        }
+        if !loop.ownsBase {
+            // A borrowed base may be inside the host's own `event_base_loop` with no driver
+            // claimed, so `performOnLoop` never runs anything here at once; claim the loop the
+            // way watchers do (the host must not run its base meanwhile, as documented there).
+            return try loop.withConfinedAccess("TCPListener.listen(host:port:on:options:onAccept:)") {
+                makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept)
+            }.get()
+        }
+        // `performOnLoop` runs the body now when this thread can claim the loop, and only then
+        // is the result there when it returns; otherwise it queued the body, which is the misuse
+        // below (the process ends before the body runs). `AcceptHandlerTransfer`: the handler is
+        // handed to the loop's thread, where the listener calls it (this method's contract).
+        let outcome = Mutex<Result<TCPListener, TCPError>?>(nil)
+        let handler = AcceptHandlerTransfer(onAccept)
+        let ranOrQueued = loop.performOnLoop {
+            let made = makeBound(
+                to: addresses, host: host, loop: loop, options: options, onAccept: handler.onAccept)
+            outcome.withLock { $0 = made }
+        }
+        guard ranOrQueued else { throw .closed }
+        guard let result = outcome.withLock({ $0 }) else {
+            preconditionFailure(
+                "TCPListener.listen(host:port:on:options:onAccept:) called on a thread that does not drive the loop while another thread does; use TCPListener.bind(host:port:on:options:onAccept:), which works from any thread and returns a promise, or call listen inside the loop's work (loop.execute { ... })"
+            )
         }
         return try result.get()
+    }
+
+    /// Binds the first of `addresses` that binds; on the loop's thread. Fails with
+    /// ``TCPError/closed`` once the loop is shutting down (its resources are closed, or being
+    /// closed, and a new one would outlive the base).
+    static func makeBound(
+        to addresses: [TCPSocketAddress], host: String, loop: EventLoop, options: TCPListenerOptions,
+        onAccept: @escaping (TCPConnection) -> Void
+    ) -> Result<TCPListener, TCPError> {
+        guard !loop.isShuttingDown else { return .failure(.closed) }
+        var lastError = TCPError.addressResolutionFailed(host: host)
+        for address in addresses {
+            do throws(TCPError) {
+                return .success(try make(address: address, loop: loop, options: options, onAccept: onAccept))
+            } catch {
+                lastError = error
+            }
+        }
+        return .failure(lastError)
     }
 
     /// Creates, binds and listens on a socket for `address`, and wraps it in an `evconnlistener`.
@@ -115,7 +167,7 @@ public final class TCPListener: @unchecked Sendable {
         // "::" serves IPv6 only: IPv4 clients are served by a listener on "0.0.0.0", so both can
         // coexist on one port.
         if address.family == AF_INET6 { setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
-        let bound = address.withSockAddr { bind(fd, $0, $1) }
+        let bound = address.withSockAddr { Glibc.bind(fd, $0, $1) }
         guard bound == 0, Glibc.listen(fd, options.backlog) == 0 else {
             let code = errno
             closeDescriptor(fd)
@@ -152,41 +204,57 @@ public final class TCPListener: @unchecked Sendable {
         return object
     }
 
-    /// Whether ``close()`` was called (or the loop closed the listener). Any thread.
+    /// Whether ``close()`` or ``shutdownGracefully(within:)`` was called, or the loop closed the
+    /// listener. Any thread.
     public var isClosed: Bool {
         isClosedFlag.load(ordering: .acquiring)
     }
 
-    /// Stops accepting and closes the socket. Connections already accepted stay open.
+    /// Stops accepting and closes the socket. Connections already accepted stay open (see
+    /// ``shutdownGracefully(within:)`` to close them too).
     ///
-    /// Idempotent; safe from any thread (hops to the loop; after the loop shut down it does
-    /// nothing, the loop having closed the listener).
+    /// No connection is accepted once this returns. Idempotent; safe from any thread (the socket
+    /// closes at once on the loop's thread, or when no thread drives the loop; otherwise soon, on
+    /// the loop's thread). After the loop shut down it does nothing, the loop having closed the
+    /// listener.
     public func close() {
         guard !isClosedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
         loop.performOnLoop { [self] in closeOnLoop() }
     }
 
     /// Stops accepting until ``resumeAccepting()`` (at a connection limit, for instance); pending
-    /// connections wait in the kernel's backlog. Loop thread (or while no thread drives the
-    /// loop); from another thread while the loop runs it is a precondition failure.
+    /// connections wait in the kernel's backlog.
+    ///
+    /// Safe from any thread: on the loop's thread (or while no thread drives the loop) it takes
+    /// effect at once, otherwise when the loop next runs its work. Of several calls from different
+    /// threads, the last one wins.
     public func pauseAccepting() {
-        loop.withConfinedAccess("TCPListener.pauseAccepting()") {
-            isPausedByUser = true
-            if let listener { evconnlistener_disable(listener) }
-        }
+        isPauseRequested.store(true, ordering: .releasing)
+        loop.performOnLoop { [self] in applyPauseRequest() }
     }
 
-    /// Accepts again after ``pauseAccepting()``. Same thread rule as ``pauseAccepting()``.
+    /// Accepts again after ``pauseAccepting()``. Safe from any thread, like ``pauseAccepting()``.
     public func resumeAccepting() {
-        loop.withConfinedAccess("TCPListener.resumeAccepting()") {
-            isPausedByUser = false
-            if let listener, !isBackingOff { evconnlistener_enable(listener) }
-        }
+        isPauseRequested.store(false, ordering: .releasing)
+        loop.performOnLoop { [self] in applyPauseRequest() }
     }
 
     // MARK: Internals
 
-    private func closeOnLoop() {
+    /// Brings the libevent listener in line with the latest pause request; on the loop's thread.
+    private func applyPauseRequest() {
+        isPausedByUser = isPauseRequested.load(ordering: .acquiring)
+        guard let listener else { return }
+        if isPausedByUser {
+            evconnlistener_disable(listener)
+        } else if !isBackingOff {
+            evconnlistener_enable(listener)
+        }
+    }
+
+    /// Stops accepting and closes the socket; on the loop's thread. The accepted connections stay
+    /// tracked (for a later ``shutdownGracefully(within:)``).
+    func closeOnLoop() {
         isClosedFlag.store(true, ordering: .releasing)
         guard let listener else { return }
         // Frees the event and closes the socket; safe inside the accept callback (libevent holds
@@ -205,6 +273,7 @@ public final class TCPListener: @unchecked Sendable {
         }
         let remote = address.map { TCPSocketAddress($0, length: socklen_t(length)) }
         let connection = TCPConnection(fd: fd, loop: loop, options: options.connection, remote: remote)
+        track(connection)
         onAccept(connection)
     }
 
@@ -226,6 +295,19 @@ public final class TCPListener: @unchecked Sendable {
             // Transient per-connection failures (the peer reset before accept...): keep going.
             break
         }
+    }
+}
+
+/// Hands a listener's accept handler to the loop's thread.
+///
+/// `@unchecked Sendable`: the handler is only ever called on the loop's thread, which is what
+/// ``TCPListener/listen(host:port:on:options:onAccept:)`` documents; it is not `@Sendable` so that
+/// callers of that synchronous form keep capturing loop-confined state as they always could.
+struct AcceptHandlerTransfer: @unchecked Sendable {
+    let onAccept: (TCPConnection) -> Void
+
+    init(_ onAccept: @escaping (TCPConnection) -> Void) {
+        self.onAccept = onAccept
     }
 }
 
