@@ -170,14 +170,33 @@ struct TCPListenerBindTests {
         #expect(listener.isClosed)
     }
 
-    @Test func listeningFromAnotherThreadWhileTheLoopRunsIsAPreconditionFailureNamingBind() async {
-        let exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let loop = EventLoop()
-            let thread = LoopThread(loop)
-            _ = thread.waitUntilRunning()
-            _ = try? TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in }
+    @Test("listen from another thread while the loop runs binds on the loop and returns the listener")
+    func listeningFromAnotherThreadWhileTheLoopRunsBindsOnTheLoop() throws {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let acceptedOnLoop = Cell<Bool?>(nil)
+        let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in
+            acceptedOnLoop.set(loop.inEventLoop)
+            connection.close()
         }
-        let message = String(decoding: exit?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("use TCPListener.bind(host:port:on:options:onAccept:)"))
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = listener.localPort.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        let deadline = Date().addingTimeInterval(10)
+        while acceptedOnLoop.value == nil && Date() < deadline { usleep(1000) }
+        #expect(acceptedOnLoop.value == true)
+        close(client)
+        listener.close()
+        loop.shutdown()
+        #expect(thread.join())
     }
 }

@@ -88,11 +88,13 @@ public final class TCPListener: @unchecked Sendable {
     /// - Returns: The listener, accepting.
     /// - Throws: ``TCPError/addressResolutionFailed(host:)``, ``TCPError/bindFailed(errno:)``;
     ///   ``TCPError/closed`` when the loop has shut down.
-    /// - Important: Call it on the loop's thread (inside its work), or while no thread drives the
-    ///   loop (before it runs, or between two drives on the same thread). Called from another
-    ///   thread while a thread drives the loop (an ``EventLoopGroup``'s loop, or a loop whose
-    ///   ``EventLoop/shutdown()`` is in progress on another thread) it is a precondition failure:
-    ///   use ``bind(host:port:on:options:onAccept:)`` there, which is safe from any thread.
+    /// Safe from any thread. On the loop's thread, or while no thread drives the loop, it binds on
+    /// the calling thread. While another thread drives the loop (an ``EventLoopGroup``'s loop),
+    /// it hands the bind to the loop and waits for it (never call it from a thread the loop's own
+    /// work waits on); ``bind(host:port:on:options:onAccept:)`` does the same without waiting.
+    ///
+    /// - Important: For a borrowed base that a host is running, call it on the host's loop thread
+    ///   (inside the loop's work), as for ``EventLoop/watch(fileDescriptor:for:_:)``.
     public static func listen(
         host: String, port: UInt16, on loop: EventLoop,
         options: TCPListenerOptions = .init(),
@@ -110,24 +112,22 @@ public final class TCPListener: @unchecked Sendable {
                 makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept)
             }.get()
         }
-        // `performOnLoop` runs the body now when this thread can claim the loop, and only then
-        // is the result there when it returns; otherwise it queued the body, which is the misuse
-        // below (the process ends before the body runs). `AcceptHandlerTransfer`: the handler is
-        // handed to the loop's thread, where the listener calls it (this method's contract).
-        let outcome = Mutex<Result<TCPListener, TCPError>?>(nil)
+        // On the loop's thread through the inbox while another thread drives the loop, this
+        // thread waiting; at once when it can hold the idle loop. `AcceptHandlerTransfer`: the
+        // handler is handed to the loop's thread, where the listener calls it (this method's
+        // contract).
         let handler = AcceptHandlerTransfer(onAccept)
-        let ranOrQueued = loop.performOnLoop {
-            let made = makeBound(
-                to: addresses, host: host, loop: loop, options: options, onAccept: handler.onAccept)
-            outcome.withLock { $0 = made }
+        do {
+            return try loop.performOnLoopAndWait {
+                try makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: handler.onAccept)
+                    .get()
+            }
+        } catch let error as TCPError {
+            throw error
+        } catch {
+            // `EventLoopError.shutDown`: the loop was closed before it could take the work.
+            throw .closed
         }
-        guard ranOrQueued else { throw .closed }
-        guard let result = outcome.withLock({ $0 }) else {
-            preconditionFailure(
-                "TCPListener.listen(host:port:on:options:onAccept:) called on a thread that does not drive the loop while another thread does; use TCPListener.bind(host:port:on:options:onAccept:), which works from any thread and returns a promise, or call listen inside the loop's work (loop.execute { ... })"
-            )
-        }
-        return try result.get()
     }
 
     /// Binds the first of `addresses` that binds; on the loop's thread. Fails with
