@@ -108,7 +108,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
     }
 
     mutating func stopReading() {
-        isReadingPaused = true
+        if lifecycle != .closed { isReadingPaused = true }
     }
 
     /// Returns whether to hand buffered input to the handler on a later turn.
