@@ -25,7 +25,8 @@ extension TCPConnection {
     /// Called at the end of every entry point (public method, libevent callback, loop task), after
     /// its transitions and their actions. A callback that calls into the connection queues what
     /// that causes behind itself instead of running it nested: callbacks never interleave, and
-    /// the promises of writes and flushes settle in the order of the calls.
+    /// the write and flush promises that are fulfilled are fulfilled in the order of the calls
+    /// (a rejection at the call, on a closing connection, may come before an earlier flush).
     func runCallbacks() {
         guard !isRunningCallbacks, !pendingCallbacks.isEmpty else { return }
         isRunningCallbacks = true

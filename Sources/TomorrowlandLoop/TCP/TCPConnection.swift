@@ -22,6 +22,15 @@ import Tomorrowland
 /// belong to the loop's thread (or a time when no thread drives it); the state getters
 /// (``pendingOutputBytes``, ``isWritable``...) are meaningful there only.
 ///
+/// Every callback (the streaming handler, ``onWritable``, ``onInputClosed``, the `.immediate`
+/// callbacks of this connection's promises, ``closed``'s) may call any method of the
+/// connection: the connection has finished updating its state before it runs user code, and what
+/// a call made inside a callback causes (other callbacks, promise resolutions) runs after that
+/// callback returns, in order, never nested inside it. So a promise a callback gets from
+/// ``write(_:)``, ``flush()`` or a read settles after the callback, and the write and flush
+/// promises that are fulfilled are fulfilled in the order of the calls. The state machine behind
+/// this is `TCPConnectionStateMachine` (internal).
+///
 /// Input is pulled from the socket only while it is wanted (streaming and not stopped, or a
 /// promise read pending): a connection that is not reading does not notice that the peer closed
 /// until it reads, or until a write fails.
@@ -41,7 +50,8 @@ public final class TCPConnection: @unchecked Sendable {
     public let remoteDescription: String
     /// The local port of the connection.
     public let localPort: UInt16
-    /// Resolves once the connection is closed, for any reason: `nil` for an orderly close (our
+    /// Resolves once the connection is closed, for any reason (on the loop's thread; called from
+    /// inside a callback, after that callback returns): `nil` for an orderly close (our
     /// ``close(afterFlushing:)``, ``shutdownOutput()`` after the peer's end of input, the
     /// streaming default at end of input, the loop's shutdown), the error otherwise (a reset,
     /// ``TCPError/inputLimitExceeded(limit:)``...). Never rejected.
@@ -85,10 +95,11 @@ public final class TCPConnection: @unchecked Sendable {
     /// current one returns, never nested inside it.
     var isRunningCallbacks = false
 
-    /// Called on the loop's thread when ``isWritable`` turns true again after it was false.
+    /// Called on the loop's thread when ``isWritable`` turns true again after it was false, while
+    /// the connection is open.
     ///
-    /// Set it on the loop's thread (or while no thread drives the loop). Released when the
-    /// connection closes.
+    /// It may call any method of the connection (write more, close...). Set it on the loop's
+    /// thread (or while no thread drives the loop). Released when the connection closes.
     public var onWritable: (() -> Void)? {
         get { onWritableStorage }
         set {
@@ -102,8 +113,9 @@ public final class TCPConnection: @unchecked Sendable {
     ///
     /// When this is nil at the peer's end of input, a connection in streaming mode
     /// (``startReading(_:)``) closes itself after flushing its output, which is what a server
-    /// wants; set it to keep the connection half-open and decide yourself. Set it on the loop's
-    /// thread (or while no thread drives the loop). Released when the connection closes.
+    /// wants; set it to keep the connection half-open and decide yourself. It may call any method
+    /// of the connection. Set it on the loop's thread (or while no thread drives the loop).
+    /// Released when the connection closes.
     public var onInputClosed: (() -> Void)? {
         get { onInputClosedStorage }
         set {

@@ -100,6 +100,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         case started(deliverBuffered: Bool)
     }
 
+    /// ``TCPConnection/startReading(_:)``.
     mutating func startStreaming(hasBufferedInput: Bool) -> StartStreaming {
         guard reader == .idle else { return .misuse }
         guard lifecycle == .open else { return .ignored }
@@ -107,6 +108,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         return .started(deliverBuffered: hasBufferedInput && !isReadingPaused)
     }
 
+    /// ``TCPConnection/stopReading()``: a closed connection has nothing to pause.
     mutating func stopReading() {
         if lifecycle != .closed { isReadingPaused = true }
     }
@@ -130,6 +132,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         case pending
     }
 
+    /// A promise read (``TCPConnection/read(maxBytes:)`` and its siblings).
     mutating func startRead() -> StartRead {
         switch reader {
         case .streaming: return .misuseStreaming
@@ -181,6 +184,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         case closedBothEnded
     }
 
+    /// The peer sent end of input (`recv` returned 0).
     mutating func endOfInput(
         hasInputClosedHandler: Bool, hasPendingOutput: Bool, hasBufferedInput: Bool
     )
@@ -228,6 +232,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         case now(thenClose: Bool)
     }
 
+    /// ``TCPConnection/shutdownOutput()``.
     mutating func shutdownOutput(hasPendingOutput: Bool, hasBufferedInput: Bool) -> ShutdownOutput {
         guard lifecycle == .open, output == .open else { return .none }
         if hasPendingOutput {
@@ -281,6 +286,7 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
         case closeAfterFlush(rejectRead: Bool)
     }
 
+    /// ``TCPConnection/close(afterFlushing:)``.
     mutating func close(afterFlushing: Bool, hasPendingOutput: Bool) -> Close {
         switch lifecycle {
         case .closed:
