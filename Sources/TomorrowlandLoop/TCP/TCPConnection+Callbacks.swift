@@ -28,11 +28,14 @@ extension TCPConnection {
     /// the write and flush promises that are fulfilled are fulfilled in the order of the calls
     /// (a rejection at the call, on a closing connection, may come before an earlier flush).
     func runCallbacks() {
-        guard !isRunningCallbacks, !pendingCallbacks.isEmpty else { return }
+        guard !pendingCallbacks.isEmpty, !isRunningCallbacks else { return }
         isRunningCallbacks = true
         var index = 0
         while index < pendingCallbacks.count {
-            let callback = pendingCallbacks[index]
+            // Moved out, not copied: the slot keeps a case without payload, so nothing is
+            // retained here and released again when the array is emptied.
+            var callback = Callback.writable
+            swap(&callback, &pendingCallbacks[index])
             index += 1
             perform(callback)
         }
@@ -40,8 +43,8 @@ extension TCPConnection {
         isRunningCallbacks = false
     }
 
-    private func perform(_ callback: Callback) {
-        switch callback {
+    private func perform(_ callback: consuming Callback) {
+        switch consume callback {
         case .flush(let resolver, nil):
             resolver.fulfill(with: ())
         case .flush(let resolver, let error?):
