@@ -45,6 +45,9 @@ extension TCPConnection {
     /// ``TCPError/inputLimitExceeded(limit:)``. At the peer's end of input ``onInputClosed`` is
     /// called (or, when it is nil, the connection closes after flushing).
     ///
+    /// The handler may call any method of the connection (write, close, ``stopReading()``...);
+    /// promise callbacks and other callbacks those calls cause run after the handler returns.
+    ///
     /// - Important: Call on the loop's thread (or while no thread drives the loop), once per
     ///   connection; exclusive with the promise reads (precondition).
     public func startReading(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
@@ -52,14 +55,18 @@ extension TCPConnection {
     }
 
     private func beginStreaming(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
-        precondition(
-            streamingHandler == nil && pendingRead == nil,
-            "TCPConnection.startReading(_:) called on a connection that already streams or has a promise read pending; use one input style per connection"
-        )
-        guard state == .open else { return }
-        streamingHandler = handler
-        updateReadInterest()
-        if input.readableBytes > 0 { deliverLater() }
+        switch machine.startStreaming(hasBufferedInput: input.readableBytes > 0) {
+        case .misuse:
+            preconditionFailure(
+                "TCPConnection.startReading(_:) called on a connection that already streams or has a promise read pending; use one input style per connection"
+            )
+        case .ignored:
+            return
+        case .started(let deliverBuffered):
+            streamingHandler = handler
+            syncReadInterest()
+            if deliverBuffered { deliverLater() }
+        }
     }
 
     /// Stops pulling bytes from the socket, so the peer's sends stall once the kernel buffers fill
@@ -67,8 +74,8 @@ extension TCPConnection {
     /// thread drives the loop).
     public func stopReading() {
         loop.withConfinedAccess("TCPConnection.stopReading()") {
-            isReadingStopped = true
-            updateReadInterest()
+            machine.stopReading()
+            syncReadInterest()
         }
     }
 
@@ -76,10 +83,9 @@ extension TCPConnection {
     /// soon (not inside this call). Loop thread (or while no thread drives the loop).
     public func resumeReading() {
         loop.withConfinedAccess("TCPConnection.resumeReading()") {
-            guard isReadingStopped else { return }
-            isReadingStopped = false
-            updateReadInterest()
-            if input.readableBytes > 0 { deliverLater() }
+            let deliver = machine.resumeReading(hasBufferedInput: input.readableBytes > 0)
+            syncReadInterest()
+            if deliver { deliverLater() }
         }
     }
 
@@ -95,8 +101,9 @@ extension TCPConnection {
     ///
     /// One read may be outstanding at a time (precondition): chain the next read on this one's
     /// promise. Cancelling the promise abandons the read (buffered bytes stay). Safe from any
-    /// thread; resolves on the loop's thread. Rejects with ``TCPError/closed`` on a closed
-    /// connection, or with the error that closed it.
+    /// thread and from any callback of this connection (a read started in the previous read's
+    /// callback is the usual chain); resolves on the loop's thread. Rejects with
+    /// ``TCPError/closed`` on a closed connection, or with the error that closed it.
     public func read(maxBytes: Int = 65_536) -> Promise<[UInt8], TCPError> {
         precondition(maxBytes > 0, "TCPConnection.read(maxBytes:) needs maxBytes > 0")
         return beginRead(.available(maxBytes: maxBytes))
@@ -125,25 +132,32 @@ extension TCPConnection {
         let (promise, resolver) = Promise<[UInt8], TCPError>.makeWithResolver()
         if loop.inEventLoop {
             registerRead(kind, resolver)
+            runCallbacks()
         } else {
-            let accepted = loop.performOnLoop { [self] in registerRead(kind, resolver) }
+            let accepted = loop.performOnLoop { [self] in
+                registerRead(kind, resolver)
+                runCallbacks()
+            }
             if !accepted { resolver.reject(with: .closed) }
         }
         return promise
     }
 
     private func registerRead(_ kind: PendingRead.Kind, _ resolver: Promise<[UInt8], TCPError>.Resolver) {
-        precondition(
-            streamingHandler == nil,
-            "TCPConnection promise reads cannot be used after startReading(_:); use one input style per connection"
-        )
-        precondition(
-            pendingRead == nil,
-            "TCPConnection: a read is already outstanding; chain the next read on the previous read's promise"
-        )
-        guard state == .open else {
-            resolver.reject(with: .closed)
+        switch machine.startRead() {
+        case .misuseStreaming:
+            preconditionFailure(
+                "TCPConnection promise reads cannot be used after startReading(_:); use one input style per connection"
+            )
+        case .misuseOutstanding:
+            preconditionFailure(
+                "TCPConnection: a read is already outstanding; chain the next read on the previous read's promise"
+            )
+        case .rejectClosed:
+            pendingCallbacks.append(.read(resolver, .failure(.closed)))
             return
+        case .pending:
+            break
         }
         nextReadID += 1
         let id = nextReadID
@@ -158,7 +172,7 @@ extension TCPConnection {
         }
         completePendingRead()
         if pendingRead != nil {
-            updateReadInterest()
+            syncReadInterest()
             // The input bound depends on the pending read.
             enforceInputLimit()
         }
@@ -167,8 +181,12 @@ extension TCPConnection {
     private func cancelRead(id: UInt64, _ resolver: Promise<[UInt8], TCPError>.Resolver) {
         guard pendingRead?.id == id else { return }
         pendingRead = nil
-        updateReadInterest()
-        resolver.cancel()
+        pendingCallbacks.append(.readCancelled(resolver))
+        if machine.finishRead(hasBufferedInput: input.readableBytes > 0) {
+            finishClose(result: nil, pendingError: .closed)
+        }
+        syncReadInterest()
+        runCallbacks()
     }
 
     /// Takes the pending read out (so that resolving it can start the next one).
@@ -177,7 +195,8 @@ extension TCPConnection {
         return pendingRead
     }
 
-    /// Resolves the pending read if the buffered input (or end of input) allows.
+    /// Resolves the pending read if the buffered input (or end of input) allows; queues the
+    /// outcome (the caller runs the callbacks).
     func completePendingRead() {
         guard var read = pendingRead else { return }
         let outcome: Result<[UInt8], TCPError>?
@@ -185,7 +204,7 @@ extension TCPConnection {
         case .available(let maxBytes):
             if input.readableBytes > 0 {
                 outcome = .success(input.take(Swift.min(maxBytes, input.readableBytes)))
-            } else if isInputClosed {
+            } else if machine.isInputEnded {
                 outcome = .success([])
             } else {
                 outcome = nil
@@ -196,7 +215,7 @@ extension TCPConnection {
                 outcome = .success(input.take(index + delimiter.count))
             } else if input.readableBytes >= maxBytes {
                 outcome = .failure(.inputLimitExceeded(limit: maxBytes))
-            } else if isInputClosed {
+            } else if machine.isInputEnded {
                 outcome = .failure(.endOfInput)
             } else {
                 read.scanned = input.readableBytes
@@ -206,7 +225,7 @@ extension TCPConnection {
         case .exactly(let count):
             if input.readableBytes >= count {
                 outcome = .success(input.take(count))
-            } else if isInputClosed {
+            } else if machine.isInputEnded {
                 outcome = .failure(.endOfInput)
             } else {
                 outcome = nil
@@ -214,22 +233,19 @@ extension TCPConnection {
         }
         guard let outcome else { return }
         pendingRead = nil
-        updateReadInterest()
-        switch outcome {
-        case .success(let bytes): read.resolver.fulfill(with: bytes)
-        case .failure(let error): read.resolver.reject(with: error)
+        pendingCallbacks.append(.read(read.resolver, outcome))
+        if machine.finishRead(hasBufferedInput: input.readableBytes > 0) {
+            finishClose(result: nil, pendingError: .closed)
         }
-        closeIfBothDirectionsEnded()
+        syncReadInterest()
     }
 
     // MARK: Socket input
 
-    /// Adds or removes the read event to match what is wanted now.
-    func updateReadInterest() {
+    /// Adds or removes the read event to match ``TCPConnectionStateMachine/wantsReadEvent``.
+    func syncReadInterest() {
         guard let readEvent else { return }
-        let wanted =
-            state == .open && !isInputClosed
-            && ((streamingHandler != nil && !isReadingStopped) || pendingRead != nil)
+        let wanted = machine.wantsReadEvent
         guard wanted != isReadEventAdded else { return }
         if wanted {
             event_add(readEvent, nil)
@@ -251,7 +267,7 @@ extension TCPConnection {
     /// The socket is readable: reads what it has (up to ``readBudget``), hands it over, and
     /// handles end of input and errors.
     func handleReadable() {
-        guard state == .open, !isInputClosed else { return }
+        guard machine.lifecycle == .open, !machine.isInputEnded else { return }
         var total = 0
         var endOfInput = false
         while total < Self.readBudget {
@@ -282,36 +298,43 @@ extension TCPConnection {
             return
         }
         deliverInput()
-        if endOfInput && state == .open { handleEndOfInput() }
+        if endOfInput { handleEndOfInput() }
     }
 
     /// Hands buffered input to the streaming handler or the pending read, then enforces the
-    /// input bound.
+    /// input bound. The callbacks it queues run at the caller's ``runCallbacks()``.
     func deliverInput() {
-        guard state == .open else { return }
-        if let handler = streamingHandler {
-            if !isReadingStopped && input.readableBytes > 0 {
-                let available = input.readableBytes
-                isDeliveringInput = true
-                let consumed = handler(input.readableRegion)
-                isDeliveringInput = false
-                guard state != .closed else { return }
-                precondition(
-                    consumed >= 0 && consumed <= available,
-                    "TCPConnection streaming handler returned \(consumed), outside 0...\(available); return how many bytes of the buffer you consumed"
-                )
-                input.consume(consumed)
-                if output.readableBytes > 0 && !isWriteEventAdded { flushOutput() }
+        guard machine.lifecycle == .open else { return }
+        switch machine.reader {
+        case .streaming:
+            let available = input.readableBytes
+            guard machine.startDelivery(hasBufferedInput: available > 0), let handler = streamingHandler else { break }
+            // The handler is user code: what it causes is queued behind it, as in a callback.
+            let wasRunningCallbacks = isRunningCallbacks
+            isRunningCallbacks = true
+            let consumed = handler(input.readableRegion)
+            isRunningCallbacks = wasRunningCallbacks
+            // Closed inside the handler: the machine left the delivery and the input is moot.
+            guard machine.lifecycle != .closed else { return }
+            precondition(
+                consumed >= 0 && consumed <= available,
+                "TCPConnection streaming handler returned \(consumed), outside 0...\(available); return how many bytes of the buffer you consumed"
+            )
+            input.consume(consumed)
+            if machine.finishDelivery(hasPendingOutput: output.readableBytes > 0) && !isWriteEventAdded {
+                flushOutput()
             }
-        } else {
+        case .reading:
             completePendingRead()
+        case .idle:
+            break
         }
         enforceInputLimit()
     }
 
     /// Closes with ``TCPError/inputLimitExceeded(limit:)`` if buffered input passed its bound.
     func enforceInputLimit() {
-        guard state == .open, input.readableBytes > inputLimit else { return }
+        guard machine.lifecycle == .open, input.readableBytes > inputLimit else { return }
         fail(.inputLimitExceeded(limit: inputLimit))
     }
 
@@ -319,32 +342,31 @@ extension TCPConnection {
     func deliverLater() {
         _ = loop.enqueueIfOpen { [self] in
             deliverInput()
-            if isInputClosed && state == .open && streamingHandler != nil && input.readableBytes == 0 {
-                closeIfBothDirectionsEnded()
+            if machine.closeIfBothDirectionsEnded(hasBufferedInput: input.readableBytes > 0) {
+                finishClose(result: nil, pendingError: .closed)
             }
+            runCallbacks()
         }
     }
 
     /// The peer sent end of input.
     func handleEndOfInput() {
-        isInputClosed = true
-        updateReadInterest()
-        if streamingHandler != nil {
-            if let onInputClosed = onInputClosedStorage {
-                onInputClosed()
-            } else {
-                close(afterFlushing: true)
+        let decision = machine.endOfInput(
+            hasInputClosedHandler: onInputClosedStorage != nil, hasPendingOutput: output.readableBytes > 0,
+            hasBufferedInput: input.readableBytes > 0)
+        syncReadInterest()
+        switch decision {
+        case .none, .closingAfterFlush:
+            break
+        case .notifyHandler:
+            if let onInputClosed = onInputClosedStorage { pendingCallbacks.append(.inputClosed(onInputClosed)) }
+            if machine.closeIfBothDirectionsEnded(hasBufferedInput: input.readableBytes > 0) {
+                finishClose(result: nil, pendingError: .closed)
             }
-        } else {
+        case .closed, .closedBothEnded:
+            finishClose(result: nil, pendingError: .closed)
+        case .completeRead:
             completePendingRead()
         }
-        closeIfBothDirectionsEnded()
-    }
-
-    /// Closes (orderly) once both directions ended and nothing is left to read.
-    func closeIfBothDirectionsEnded() {
-        guard state == .open, isInputClosed, isOutputShutDown, input.readableBytes == 0, pendingRead == nil
-        else { return }
-        finishClose(result: nil, pendingError: .closed)
     }
 }

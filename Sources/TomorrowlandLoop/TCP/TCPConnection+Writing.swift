@@ -18,40 +18,43 @@ extension TCPConnection {
     /// Rejects with ``TCPError/closed`` if the connection is closed (or closing, or its output
     /// was shut down) or closes before the bytes are sent, or with the error that closed it.
     /// Cancelling the promise does not unsend the bytes. Safe from any thread (the bytes are
-    /// copied, then the call hops to the loop).
+    /// copied, then the call hops to the loop), and from any callback of this connection.
     public func write(_ bytes: some Collection<UInt8>) -> Promise<Void, TCPError> {
         let (promise, resolver) = Promise<Void, TCPError>.makeWithResolver()
         if loop.inEventLoop {
-            guard acceptsOutput else {
-                resolver.reject(with: .closed)
-                return promise
-            }
-            appendOutput(bytes)
-            addFlushWaiter(resolver)
+            writeOnLoop(bytes, resolver)
         } else {
             let copy = Array(bytes)
-            let accepted = loop.performOnLoop { [self] in
-                guard acceptsOutput else {
-                    resolver.reject(with: .closed)
-                    return
-                }
-                appendOutput(copy)
-                addFlushWaiter(resolver)
-            }
+            let accepted = loop.performOnLoop { [self] in writeOnLoop(copy, resolver) }
             if !accepted { resolver.reject(with: .closed) }
         }
         return promise
+    }
+
+    private func writeOnLoop(_ bytes: some Collection<UInt8>, _ resolver: Promise<Void, TCPError>.Resolver) {
+        guard machine.acceptsOutput else {
+            // Nobody has seen this promise on the loop's thread yet, unless the call hopped: queue
+            // the rejection like every other outcome.
+            pendingCallbacks.append(.flush(resolver, .closed))
+            runCallbacks()
+            return
+        }
+        appendOutput(bytes)
+        addFlushWaiter(resolver)
+        runCallbacks()
     }
 
     /// Appends a copy of `bytes` to the output, without a promise: the cheap path for servers.
     ///
     /// Inside the streaming handler, output is sent when the handler returns; elsewhere it is sent
     /// at once, as far as the socket accepts it. Dropped silently if the connection is closed or
-    /// its output was shut down (``closed`` tells why). Safe from any thread (copies, then hops).
+    /// its output was shut down (``closed`` tells why). Safe from any thread (copies, then hops),
+    /// and from any callback of this connection.
     public func enqueue(_ bytes: UnsafeRawBufferPointer) {
         if loop.inEventLoop {
-            guard acceptsOutput else { return }
+            guard machine.acceptsOutput else { return }
             appendOutput(bytes)
+            runCallbacks()
         } else {
             enqueueOffLoop(Array(bytes))
         }
@@ -60,8 +63,9 @@ extension TCPConnection {
     /// Appends a copy of `bytes` to the output, without a promise; see ``enqueue(_:)-(UnsafeRawBufferPointer)``.
     public func enqueue(_ bytes: some Collection<UInt8>) {
         if loop.inEventLoop {
-            guard acceptsOutput else { return }
+            guard machine.acceptsOutput else { return }
             appendOutput(bytes)
+            runCallbacks()
         } else {
             enqueueOffLoop(Array(bytes))
         }
@@ -70,12 +74,18 @@ extension TCPConnection {
     /// Resolves once everything enqueued or written so far has been handed to the kernel.
     ///
     /// Rejects with ``TCPError/closed`` if the connection closes first (or is closed), or with
-    /// the error that closed it. Safe from any thread; resolves on the loop's thread.
+    /// the error that closed it. Safe from any thread, and from any callback of this connection
+    /// (the promise then settles after the callback returns, in order with earlier writes);
+    /// resolves on the loop's thread.
     public func flush() -> Promise<Void, TCPError> {
         let (promise, resolver) = Promise<Void, TCPError>.makeWithResolver()
         if loop.inEventLoop {
             addFlushWaiter(resolver)
-        } else if !loop.performOnLoop({ [self] in addFlushWaiter(resolver) }) {
+            runCallbacks()
+        } else if !loop.performOnLoop({ [self] in
+            addFlushWaiter(resolver)
+            runCallbacks()
+        }) {
             resolver.reject(with: .closed)
         }
         return promise
@@ -90,7 +100,7 @@ extension TCPConnection {
     /// this was seen false, ``onWritable`` is called when it turns true again. Loop thread.
     public var isWritable: Bool {
         let writable = output.readableBytes < options.writeHighWaterMark
-        if !writable { wasUnwritable = true }
+        if !writable { machine.noteUnwritable() }
         return writable
     }
 
@@ -99,28 +109,28 @@ extension TCPConnection {
     /// has also ended its input and everything was read, the connection closes (``closed``
     /// resolves with `nil`).
     ///
-    /// Idempotent; safe from any thread.
+    /// Idempotent; safe from any thread, and from any callback of this connection.
     public func shutdownOutput() {
         if !loop.inEventLoop {
             _ = loop.performOnLoop { [self] in shutdownOutput() }
             return
         }
-        guard state == .open, !isOutputShutdownRequested else { return }
-        isOutputShutdownRequested = true
-        if output.readableBytes == 0 && !isFlushing { flushOutput() }
+        let decision = machine.shutdownOutput(
+            hasPendingOutput: output.readableBytes > 0, hasBufferedInput: input.readableBytes > 0)
+        if case .now(let thenClose) = decision {
+            _ = shutdown(fd, Int32(SHUT_WR))
+            if thenClose { finishClose(result: nil, pendingError: .closed) }
+        }
+        runCallbacks()
     }
 
     // MARK: Internals
 
-    /// Whether new output is taken.
-    var acceptsOutput: Bool {
-        state == .open && !isOutputShutdownRequested
-    }
-
     private func enqueueOffLoop(_ copy: [UInt8]) {
         _ = loop.performOnLoop { [self] in
-            guard acceptsOutput else { return }
+            guard machine.acceptsOutput else { return }
             appendOutput(copy)
+            runCallbacks()
         }
     }
 
@@ -137,29 +147,29 @@ extension TCPConnection {
 
     private func outputAppended(_ count: Int) {
         bytesEnqueued &+= UInt64(count)
-        if output.readableBytes >= options.writeHighWaterMark { wasUnwritable = true }
+        if output.readableBytes >= options.writeHighWaterMark { machine.noteUnwritable() }
         // Inside the handler the output goes out when it returns; with the write event added it
         // goes when the socket has room.
-        if !isDeliveringInput && !isWriteEventAdded && !isFlushing { flushOutput() }
+        if machine.sendsAppendedOutput && !isWriteEventAdded { flushOutput() }
     }
 
+    /// Queues `resolver` behind the output appended so far; without running callbacks.
     func addFlushWaiter(_ resolver: Promise<Void, TCPError>.Resolver) {
-        guard state != .closed else {
-            resolver.reject(with: .closed)
-            return
+        if machine.lifecycle == .closed {
+            pendingCallbacks.append(.flush(resolver, .closed))
+        } else if bytesFlushed >= bytesEnqueued && flushWaitersHead == flushWaiters.count {
+            // Settles after the waiters before it (queued callbacks run in order).
+            pendingCallbacks.append(.flush(resolver, nil))
+        } else {
+            flushWaiters.append(FlushWaiter(target: bytesEnqueued, resolver: resolver))
         }
-        if bytesFlushed >= bytesEnqueued {
-            resolver.fulfill(with: ())
-            return
-        }
-        flushWaiters.append(FlushWaiter(target: bytesEnqueued, resolver: resolver))
     }
 
-    /// Sends as much pending output as the socket takes, then resolves the flushes that
-    /// completed, reports writability, and finishes a pending half-close or close.
+    /// Sends as much pending output as the socket takes, then queues the flushes that completed,
+    /// and performs what the machine decides: shut down the sending side, call `onWritable`,
+    /// close. Never runs user code itself (the caller runs the callbacks).
     func flushOutput() {
-        guard state != .closed, !isFlushing else { return }
-        isFlushing = true
+        guard machine.lifecycle != .closed else { return }
         var failure: TCPError?
         while output.readableBytes > 0 {
             let region = output.readableRegion
@@ -175,40 +185,27 @@ extension TCPConnection {
             if code != EAGAIN && code != EWOULDBLOCK { failure = .fromSocketErrno(code) }
             break
         }
-        isFlushing = false
         if let failure {
             fail(failure)
             return
         }
-        setWriteInterest(output.readableBytes > 0)
+        let drained = output.readableBytes == 0
+        setWriteInterest(!drained)
 
-        var completed: [Promise<Void, TCPError>.Resolver] = []
         while flushWaitersHead < flushWaiters.count, flushWaiters[flushWaitersHead].target <= bytesFlushed {
-            completed.append(flushWaiters[flushWaitersHead].resolver)
+            pendingCallbacks.append(.flush(flushWaiters[flushWaitersHead].resolver, nil))
             flushWaitersHead += 1
         }
         if flushWaitersHead == flushWaiters.count {
             flushWaiters.removeAll(keepingCapacity: true)
             flushWaitersHead = 0
         }
-        let becameWritable = wasUnwritable && output.readableBytes < options.writeHighWaterMark
-        if becameWritable { wasUnwritable = false }
-        if output.readableBytes == 0 && isOutputShutdownRequested && !isOutputShutDown {
-            isOutputShutDown = true
-            _ = shutdown(fd, Int32(SHUT_WR))
-        }
-
-        for resolver in completed { resolver.fulfill(with: ()) }
-        if becameWritable, state == .open, let onWritable = onWritableStorage { onWritable() }
-        // Look at the buffer again: the callbacks above may have queued more output (sent in part
-        // by a nested flush) and asked to close after flushing it. Closing on the state from
-        // before them would drop those bytes.
-        guard output.readableBytes == 0 else { return }
-        if state == .closingAfterFlush {
-            finishClose(result: nil, pendingError: .closed)
-        } else {
-            closeIfBothDirectionsEnded()
-        }
+        let after = machine.sent(
+            drained: drained, belowHighWaterMark: output.readableBytes < options.writeHighWaterMark,
+            hasBufferedInput: input.readableBytes > 0)
+        if after.shutDownOutput { _ = shutdown(fd, Int32(SHUT_WR)) }
+        if after.notifyWritable { pendingCallbacks.append(.writable) }
+        if after.closed { finishClose(result: nil, pendingError: .closed) }
     }
 
     /// Adds or removes the write event.

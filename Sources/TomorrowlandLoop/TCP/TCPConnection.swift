@@ -22,6 +22,15 @@ import Tomorrowland
 /// belong to the loop's thread (or a time when no thread drives it); the state getters
 /// (``pendingOutputBytes``, ``isWritable``...) are meaningful there only.
 ///
+/// Every callback (the streaming handler, ``onWritable``, ``onInputClosed``, the `.immediate`
+/// callbacks of this connection's promises, ``closed``'s) may call any method of the
+/// connection: the connection has finished updating its state before it runs user code, and what
+/// a call made inside a callback causes (other callbacks, promise resolutions) runs after that
+/// callback returns, in order, never nested inside it. So a promise a callback gets from
+/// ``write(_:)``, ``flush()`` or a read settles after the callback, and the write and flush
+/// promises that are fulfilled are fulfilled in the order of the calls. The state machine behind
+/// this is `TCPConnectionStateMachine` (internal).
+///
 /// Input is pulled from the socket only while it is wanted (streaming and not stopped, or a
 /// promise read pending): a connection that is not reading does not notice that the peer closed
 /// until it reads, or until a write fails.
@@ -41,7 +50,8 @@ public final class TCPConnection: @unchecked Sendable {
     public let remoteDescription: String
     /// The local port of the connection.
     public let localPort: UInt16
-    /// Resolves once the connection is closed, for any reason: `nil` for an orderly close (our
+    /// Resolves once the connection is closed, for any reason (on the loop's thread; called from
+    /// inside a callback, after that callback returns): `nil` for an orderly close (our
     /// ``close(afterFlushing:)``, ``shutdownOutput()`` after the peer's end of input, the
     /// streaming default at end of input, the loop's shutdown), the error otherwise (a reset,
     /// ``TCPError/inputLimitExceeded(limit:)``...). Never rejected.
@@ -53,77 +63,70 @@ public final class TCPConnection: @unchecked Sendable {
     let options: TCPConnectionOptions
 
     // MARK: Loop-confined state
+    //
+    // `@exclusivity(unchecked)`: touched on the loop's thread only, one access at a time (no
+    // `inout` access spans a call that could reach another); the dynamic exclusivity checks
+    // were a tenth of the instructions of a promise-read round trip (callgrind).
 
-    enum State {
-        case open
-        /// ``close(afterFlushing:)`` with output pending: no more input or new output.
-        case closingAfterFlush
-        case closed
-    }
-
-    var state = State.open
-    /// `EV_READ|EV_PERSIST` on ``fd``, added while input is wanted. Its callback argument is
-    /// `self`, unretained: the loop's resource registry keeps `self` alive until the event is
-    /// freed (in ``finishClose(result:pendingError:)``).
-    var readEvent: OpaquePointer?
+    /// Every decision about what happens next; the flags below are the storage's own (which
+    /// events are added, buffers, counters, waiters).
+    @exclusivity(unchecked) var machine = TCPConnectionStateMachine()
+    /// `EV_READ|EV_PERSIST` on ``fd``, added while ``TCPConnectionStateMachine/wantsReadEvent``.
+    /// Its callback argument is `self`, unretained: the loop's resource registry keeps `self`
+    /// alive until the event is freed (in ``finishClose(result:pendingError:)``).
+    @exclusivity(unchecked) var readEvent: OpaquePointer?
     /// `EV_WRITE|EV_PERSIST` on ``fd``, added while output waits for socket space; same ownership
     /// as ``readEvent``.
-    var writeEvent: OpaquePointer?
-    var isReadEventAdded = false
-    var isWriteEventAdded = false
+    @exclusivity(unchecked) var writeEvent: OpaquePointer?
+    @exclusivity(unchecked) var isReadEventAdded = false
+    @exclusivity(unchecked) var isWriteEventAdded = false
     let input = TCPByteBuffer()
     /// The size of the next `recv` (adapts between ``initialReadSize`` and ``maximumReadSize``).
-    var readSize = TCPConnection.initialReadSize
+    @exclusivity(unchecked) var readSize = TCPConnection.initialReadSize
     let output = TCPByteBuffer()
-    /// The peer sent end of input.
-    var isInputClosed = false
-    /// ``shutdownOutput()`` was called: no new output.
-    var isOutputShutdownRequested = false
-    /// `shutdown(SHUT_WR)` was done.
-    var isOutputShutDown = false
-    var streamingHandler: ((UnsafeRawBufferPointer) -> Int)?
-    var isReadingStopped = false
-    var pendingRead: PendingRead?
-    var nextReadID: UInt64 = 0
+    @exclusivity(unchecked) var streamingHandler: ((UnsafeRawBufferPointer) -> Int)?
+    @exclusivity(unchecked) var pendingRead: PendingRead?
+    @exclusivity(unchecked) var nextReadID: UInt64 = 0
     /// Bytes ever appended to / sent from ``output``: a flush waits for the sent count to reach
     /// the appended count of its time.
-    var bytesEnqueued: UInt64 = 0
-    var bytesFlushed: UInt64 = 0
-    var flushWaiters: [FlushWaiter] = []
-    var flushWaitersHead = 0
-    /// ``isWritable`` was seen false since the last ``onWritable`` call.
-    var wasUnwritable = false
-    /// Inside the streaming handler: output is sent when it returns, in one `send`.
-    var isDeliveringInput = false
-    /// Inside ``flushOutput()``: a nested flush (from a promise callback) lets the outer one go on.
-    var isFlushing = false
+    @exclusivity(unchecked) var bytesEnqueued: UInt64 = 0
+    @exclusivity(unchecked) var bytesFlushed: UInt64 = 0
+    @exclusivity(unchecked) var flushWaiters: [FlushWaiter] = []
+    @exclusivity(unchecked) var flushWaitersHead = 0
+    /// User code to run once the state is settled, in order (see ``runCallbacks()``).
+    @exclusivity(unchecked) var pendingCallbacks: [Callback] = []
+    /// Inside ``runCallbacks()`` or the streaming handler: callbacks queued now run after the
+    /// current one returns, never nested inside it.
+    @exclusivity(unchecked) var isRunningCallbacks = false
 
-    /// Called on the loop's thread when ``isWritable`` turns true again after it was false.
+    /// Called on the loop's thread when ``isWritable`` turns true again after it was false, while
+    /// the connection is open.
     ///
-    /// Set it on the loop's thread (or while no thread drives the loop). Released when the
-    /// connection closes.
+    /// It may call any method of the connection (write more, close...). Set it on the loop's
+    /// thread (or while no thread drives the loop). Released when the connection closes.
     public var onWritable: (() -> Void)? {
         get { onWritableStorage }
         set {
             loop.withConfinedAccess("TCPConnection.onWritable") { onWritableStorage = newValue }
         }
     }
-    var onWritableStorage: (() -> Void)?
+    @exclusivity(unchecked) var onWritableStorage: (() -> Void)?
 
     /// Called on the loop's thread when the peer sends end of input (a half-close); the streaming
     /// handler gets no more bytes after it.
     ///
     /// When this is nil at the peer's end of input, a connection in streaming mode
     /// (``startReading(_:)``) closes itself after flushing its output, which is what a server
-    /// wants; set it to keep the connection half-open and decide yourself. Set it on the loop's
-    /// thread (or while no thread drives the loop). Released when the connection closes.
+    /// wants; set it to keep the connection half-open and decide yourself. It may call any method
+    /// of the connection. Set it on the loop's thread (or while no thread drives the loop).
+    /// Released when the connection closes.
     public var onInputClosed: (() -> Void)? {
         get { onInputClosedStorage }
         set {
             loop.withConfinedAccess("TCPConnection.onInputClosed") { onInputClosedStorage = newValue }
         }
     }
-    var onInputClosedStorage: (() -> Void)?
+    @exclusivity(unchecked) var onInputClosedStorage: (() -> Void)?
 
     /// Wraps connected socket `fd` (made non-blocking here) and registers it with `loop`; on the
     /// loop's thread.
@@ -142,13 +145,25 @@ public final class TCPConnection: @unchecked Sendable {
             loop.base, fd, Int16(EV_READ | EV_PERSIST),
             { _, _, context in
                 let connection = Unmanaged<TCPConnection>.fromOpaque(context!).takeUnretainedValue()
-                connection.loop.withCallbackEntered { connection.handleReadable() }
+                // Closing unregisters the connection, possibly its last reference: keep it for
+                // the callbacks that follow.
+                withExtendedLifetime(connection) {
+                    connection.loop.withCallbackEntered {
+                        connection.handleReadable()
+                        connection.runCallbacks()
+                    }
+                }
             }, context)
         writeEvent = event_new(
             loop.base, fd, Int16(EV_WRITE | EV_PERSIST),
             { _, _, context in
                 let connection = Unmanaged<TCPConnection>.fromOpaque(context!).takeUnretainedValue()
-                connection.loop.withCallbackEntered { connection.flushOutput() }
+                withExtendedLifetime(connection) {
+                    connection.loop.withCallbackEntered {
+                        connection.flushOutput()
+                        connection.runCallbacks()
+                    }
+                }
             }, context)
         guard readEvent != nil, writeEvent != nil else {
             fatalError("TCPConnection: event_new failed (out of memory)")
@@ -158,7 +173,7 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Whether the connection is closed (or closing after a flush). Loop thread.
     public var isClosed: Bool {
-        state != .open
+        machine.lifecycle != .open
     }
 
     /// Closes the connection.
@@ -169,38 +184,44 @@ public final class TCPConnection: @unchecked Sendable {
     /// do pending writes and flushes when output is dropped. ``closed`` resolves with `nil`.
     ///
     /// Idempotent; safe from any thread (it hops to the loop; after the loop shut down it does
-    /// nothing, the loop having closed the connection).
+    /// nothing, the loop having closed the connection), and from any callback of this connection
+    /// (the callbacks it causes run after the current one returns).
     public func close(afterFlushing: Bool = false) {
         if !loop.inEventLoop {
             _ = loop.performOnLoop { [self] in close(afterFlushing: afterFlushing) }
             return
         }
-        switch state {
-        case .closed:
+        closeOnLoop(afterFlushing: afterFlushing)
+        runCallbacks()
+    }
+
+    /// ``close(afterFlushing:)``'s transition and actions, without running the callbacks.
+    func closeOnLoop(afterFlushing: Bool) {
+        switch machine.close(afterFlushing: afterFlushing, hasPendingOutput: output.readableBytes > 0) {
+        case .none:
             return
-        case .closingAfterFlush:
-            if afterFlushing { return }
-        case .open:
-            if afterFlushing && output.readableBytes > 0 {
-                state = .closingAfterFlush
-                updateReadInterest()
-                if let read = takePendingRead() { read.resolver.reject(with: .closed) }
-                return
+        case .closeNow:
+            finishClose(result: nil, pendingError: .closed)
+        case .closeAfterFlush(let rejectRead):
+            syncReadInterest()
+            if rejectRead, let read = takePendingRead() {
+                pendingCallbacks.append(.read(read.resolver, .failure(.closed)))
             }
         }
-        finishClose(result: nil, pendingError: .closed)
     }
 
     /// Closes with `error`: pending operations reject with it and ``closed`` resolves with it.
+    /// The callbacks run at the caller's next ``runCallbacks()``.
     func fail(_ error: TCPError) {
+        guard machine.fail() else { return }
         finishClose(result: error, pendingError: error)
     }
 
-    /// Frees the events, closes the socket, releases the callbacks, unregisters from the loop,
-    /// then rejects what is pending and resolves ``closed``; on the loop's thread.
+    /// Performs a transition to ``TCPConnectionStateMachine/Lifecycle/closed``: frees the events,
+    /// closes the socket, releases the handler and callbacks, unregisters from the loop, and
+    /// queues the rejection of what is pending and the resolution of ``closed``; on the loop's
+    /// thread. The machine is already closed.
     func finishClose(result: TCPError?, pendingError: TCPError) {
-        guard state != .closed else { return }
-        state = .closed
         // Freeing an event from inside its own callback is allowed (this is the base's thread).
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
@@ -209,27 +230,33 @@ public final class TCPConnection: @unchecked Sendable {
         isReadEventAdded = false
         isWriteEventAdded = false
         closeDescriptor(fd)
-        let read = takePendingRead()
-        let waiters = flushWaiters[flushWaitersHead...]
+        if let read = takePendingRead() {
+            pendingCallbacks.append(.read(read.resolver, .failure(pendingError)))
+        }
+        for waiter in flushWaiters[flushWaitersHead...] {
+            pendingCallbacks.append(.flush(waiter.resolver, pendingError))
+        }
         flushWaiters = []
         flushWaitersHead = 0
         streamingHandler = nil
         onWritableStorage = nil
         onInputClosedStorage = nil
         output.consume(output.readableBytes)
-        // The registry's reference may be the last one: keep `self` until the end of this call.
-        withExtendedLifetime(self) {
-            loop.unregister(resource: self)
-            read?.resolver.reject(with: pendingError)
-            for waiter in waiters { waiter.resolver.reject(with: pendingError) }
-            closedResolver.fulfill(with: result)
-        }
+        pendingCallbacks.append(.closed(result))
+        // The registry's reference may be the last one: whoever called this keeps `self` alive
+        // until its ``runCallbacks()`` returned (a method's caller holds a reference; the event
+        // callbacks and loop tasks extend the lifetime explicitly).
+        loop.unregister(resource: self)
     }
 }
 
 extension TCPConnection: EventLoopResource {
     func closeForShutdown() {
-        finishClose(result: nil, pendingError: .closed)
+        withExtendedLifetime(self) {
+            guard machine.fail() else { return }
+            finishClose(result: nil, pendingError: .closed)
+            runCallbacks()
+        }
     }
 }
 
