@@ -31,9 +31,9 @@ test: deps
 
 # The whole suite under ThreadSanitizer (its own build folder, so it does not evict the normal one).
 # The model tests are single-threaded and ten times slower under a sanitizer: 2,000 programs
-# there (20,000 in `make test`).
+# of each there (20,000 promise programs and 10,000 TCP programs in `make test`).
 test-tsan: deps
-	TOMORROWLAND_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_BUILD_FLAGS)
+	TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_BUILD_FLAGS)
 
 # The whole suite under AddressSanitizer (use-after-free, overflows, double frees) and
 # LeakSanitizer, in its own build folder. .ci/lsan-suppressions.txt lists, with the reason for
@@ -43,7 +43,7 @@ test-tsan: deps
 # SWIFT_BACKTRACE=enable=no: a child process that crashes under AddressSanitizer would start
 # swift-backtrace, which can hang holding the test's pipe open; the crash itself still fails the test.
 test-asan: deps
-	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt TOMORROWLAND_MODEL_PROGRAMS=2000 \
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SWIFT_BUILD_FLAGS)
 
 # Runs a program that exercises the loop, promises, timers, watchers, a group and shutdown
