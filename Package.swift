@@ -88,6 +88,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/LoopMainQueueProbe"
         ),
+        // A daemon's signal set-up (`TerminationSignals`) in a process of its own: signals are
+        // process-wide, so TomorrowlandLoopTests launches it and sends it SIGTERM and SIGINT.
+        .executableTarget(
+            name: "TerminationSignalsProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/TerminationSignalsProbe"
+        ),
         // The program `make leaks` runs under valgrind: loop, promises, timers, watchers, a group
         // and shutdown, everything released before exit.
         .executableTarget(
@@ -104,7 +111,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandLoopTests",
-            dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
+            dependencies: [
+                "TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe", "TerminationSignalsProbe",
+            ]
         ),
         // Random programs of promise operations checked against a reference model of the
         // documented rules (API.md); seeded, with a shrinker.
