@@ -47,8 +47,18 @@ _ = first.then(on: .loop(loop)) { signal in
     say("first \(signal) \(loop.inEventLoop ? "on the loop" : "off the loop")")
 }
 
-while let line = readLine() {
-    if line == "quit" { break }
+// `read` itself, not `readLine()`: ThreadSanitizer runs a signal handler at once only in a call
+// it intercepts, and glibc's `getline` reads without going through the interceptor, so under TSan
+// a signal that the kernel hands this thread would wait for a later intercepted call.
+var input: [UInt8] = []
+var chunk = [UInt8](repeating: 0, count: 64)
+while !String(decoding: input, as: UTF8.self).contains("quit\n") {
+    let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+    if count > 0 {
+        input += chunk[..<count]
+    } else if count == 0 || errno != EINTR {
+        break
+    }
 }
 group.syncShutdownGracefully()
 say("stopped")
