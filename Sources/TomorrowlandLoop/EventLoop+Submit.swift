@@ -9,7 +9,7 @@ extension EventLoop {
     /// callbacks registered on `.loop(self)` run in the same tick.
     ///
     /// ```swift
-    /// let listenerPort = loop.submit { connections.count }  // Promise<Int, NoError>
+    /// let open = loop.submit { connections.count }  // Promise<Int, NoError>
     /// ```
     ///
     /// A loop that is shut down never runs `body`: submitted after shutdown, or still queued when
@@ -17,8 +17,12 @@ extension EventLoop {
     /// **cancelled** (no crash, no promise left pending). Requesting cancellation of the promise
     /// does not stop `body`: once submitted, it runs if the loop runs it.
     ///
-    /// This overloads the executor's ``submit(_:)-(()->Void)``, which returns nothing. For a
-    /// closure that returns `Void`, Swift picks that one unless the promise's type is spelled:
+    /// `Value` is `Sendable`: the result leaves the loop's thread for wherever the promise is
+    /// observed. For a result that is not, resolve a promise yourself on the loop:
+    /// `Promise(on: .loop(loop)) { resolver in … }`.
+    ///
+    /// This overloads the executor's ``submit(_:)->()``, which returns nothing. For a closure
+    /// that returns `Void`, Swift picks that one unless the promise's type is spelled:
     /// `let done: Promise<Void, NoError> = loop.submit { … }`.
     ///
     /// - Parameter body: The work, run on the loop's thread; its result fulfils the promise.
@@ -38,13 +42,13 @@ extension EventLoop {
 
     /// Runs a throwing `body` on the loop's thread, soon, and returns a promise of its result.
     ///
-    /// The same as ``submit(_:)-(()->Value)``, except that an error thrown by `body` rejects the
-    /// promise. After shutdown the promise is cancelled, never rejected.
+    /// The same as ``submit(_:)->Promise<Value,NoError>``, except that an error thrown by
+    /// `body` rejects the promise. After shutdown the promise is cancelled, never rejected.
     ///
     /// ```swift
-    /// let listener = loop.submit {
-    ///     try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in … }
-    /// }  // Promise<TCPListener, any Error>
+    /// let port = loop.submit {
+    ///     try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in … }.localPort
+    /// }  // Promise<UInt16, any Error>
     /// ```
     ///
     /// - Parameter body: The work, run on the loop's thread.
