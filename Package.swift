@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// The example targets build as a user's package would: under another package name, so that the
+// library's `package` declarations are invisible to them and they compile against the public API
+// only. (SwiftPM passes `-package-name tomorrowland` itself; the last `-package-name` wins.)
+let publicAPIOnly: [SwiftSetting] = [.unsafeFlags(["-package-name", "TomorrowlandExamples"])]
+
 let package = Package(
     name: "Tomorrowland",
     products: [
@@ -53,7 +58,8 @@ let package = Package(
         .executableTarget(
             name: "TomorrowlandDemo",
             dependencies: ["Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/TomorrowlandDemo"
+            path: "Examples/TomorrowlandDemo",
+            swiftSettings: publicAPIOnly
         ),
         // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
         // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
@@ -61,7 +67,8 @@ let package = Package(
         .target(
             name: "ProbeCore",
             dependencies: ["Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/ProbeCore"
+            path: "Examples/ProbeCore",
+            swiftSettings: publicAPIOnly
         ),
         .executableTarget(
             name: "ProbeDaemon",
@@ -70,7 +77,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Examples/ProbeDaemon"
+            path: "Examples/ProbeDaemon",
+            swiftSettings: publicAPIOnly
         ),
         .testTarget(
             name: "ProbeDaemonTests",
@@ -88,6 +96,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/LoopMainQueueProbe"
         ),
+        // A daemon's signal set-up (`TerminationSignals`) in a process of its own: signals are
+        // process-wide, so TomorrowlandLoopTests launches it and sends it SIGTERM and SIGINT.
+        .executableTarget(
+            name: "TerminationSignalsProbe",
+            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/TerminationSignalsProbe"
+        ),
         // The program `make leaks` runs under valgrind: loop, promises, timers, watchers, a group
         // and shutdown, everything released before exit.
         .executableTarget(
@@ -104,7 +119,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandLoopTests",
-            dependencies: ["TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe"]
+            dependencies: [
+                "TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe", "TerminationSignalsProbe",
+            ]
         ),
         // Random programs of promise operations checked against a reference model of the
         // documented rules (API.md); seeded, with a shrinker.
@@ -117,7 +134,8 @@ let package = Package(
         .target(
             name: "KeyValueCore",
             dependencies: ["Tomorrowland"],
-            path: "Examples/KeyValueCore"
+            path: "Examples/KeyValueCore",
+            swiftSettings: publicAPIOnly
         ),
         // The Redis-protocol daemon (issue 9); `make demo` runs it, `make bench-kv` measures it.
         .executableTarget(
@@ -128,7 +146,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/KeyValueDaemon",
-            exclude: ["demo.sh", "README.md"]
+            exclude: ["demo.sh", "README.md"],
+            swiftSettings: publicAPIOnly
         ),
         // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
         .testTarget(
@@ -139,7 +158,8 @@ let package = Package(
         .executableTarget(
             name: "loopkv-expiry-bench",
             dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/KeyValueExpiryBench"
+            path: "Examples/KeyValueExpiryBench",
+            swiftSettings: publicAPIOnly
         ),
         .testTarget(
             name: "KeyValueCoreTests",

@@ -1,5 +1,5 @@
-// libFuzzer harness for the command path (compiled by scripts/fuzz-resp.sh with KeyValueCore's
-// sources, except the loop-driven sweeper, and the real SpinLock built as a module of its own).
+// libFuzzer harness for the command path (compiled by scripts/fuzz.sh with KeyValueCore's
+// sources, except the loop-driven sweeper).
 //
 // Each input is a stream of requests run against a fresh store whose clock moves 7 ms per
 // request (so expiry paths run too): every request that parses must get exactly one

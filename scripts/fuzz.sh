@@ -2,9 +2,9 @@
 # `make fuzz`: libFuzzer (swiftc -sanitize=fuzzer,address) on loopkv's request path, two harnesses:
 #   parser    Fuzz/RESPParserFuzzer.swift with the parser's sources alone: whole vs chunked
 #             parses must agree, every step in bounds (seeds: Fuzz/corpus/resp);
-#   commands  Fuzz/CommandFuzzer.swift with KeyValueCore (but the loop-driven sweeper) and the
-#             real SpinLock built as a module of its own: every request gets exactly one
-#             well-formed reply, on a store whose clock moves (seeds: Fuzz/corpus/commands);
+#   commands  Fuzz/CommandFuzzer.swift with KeyValueCore (but the loop-driven sweeper, the one
+#             file that needs the library): every request gets exactly one well-formed reply, on
+#             a store whose clock moves (seeds: Fuzz/corpus/commands);
 #   tcp       Fuzz/TCPInputBufferFuzzer.swift with TCPConnection's input buffer
 #             (TCPByteBuffer.swift): programs of socket reads, consumption, read(exactly:) and
 #             resumable read(upTo:) searches, checked against a plain array (seeds:
@@ -32,17 +32,12 @@ for target in $TARGETS; do
         seeds=Fuzz/corpus/resp
         ;;
     commands)
-        mkdir -p "$OUT/lock"
-        swiftc -O -sanitize=fuzzer,address -parse-as-library -emit-module -emit-object \
-            -module-name Tomorrowland -package-name Tomorrowland Sources/Tomorrowland/Core/SpinLock.swift \
-            -emit-module-path "$OUT/lock/Tomorrowland.swiftmodule" -o "$OUT/lock/SpinLock.o"
         sources=()
         for file in "$CORE"/*.swift; do
             [ "$(basename "$file")" = ExpirySweeper.swift ] || sources+=("$file")
         done
         quiet_link swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name CommandFuzz \
-            -package-name Tomorrowland -I "$OUT/lock" "${sources[@]}" Fuzz/CommandFuzzer.swift \
-            "$OUT/lock/SpinLock.o" -o "$OUT/command-fuzzer"
+            "${sources[@]}" Fuzz/CommandFuzzer.swift -o "$OUT/command-fuzzer"
         binary="$OUT/command-fuzzer"
         seeds=Fuzz/corpus/commands
         ;;

@@ -12,7 +12,7 @@ public final class ExpirySweeper: @unchecked Sendable {
     private let executor: any PromiseExecutor
     private let interval: Duration
     private let budget: Int
-    private let lock = SpinLock()
+    private let lock = PthreadMutex()
     private var scheduled: (any PromiseScheduledWork)?
     private var stopped = false
 

@@ -1,4 +1,4 @@
-import Tomorrowland
+import Synchronization
 
 /// The daemon's key space: one or more ``KeyValueStore`` shards, each behind its own lock, so
 /// that connections on every loop of an `EventLoopGroup` see the same keys.
@@ -8,18 +8,25 @@ import Tomorrowland
 /// Routing each key to an owning loop would cost a hop (two queue transfers and a wakeup) per
 /// request; a shard lock costs one uncontended compare-exchange, and with 64 shards two loops
 /// rarely meet on one. With one loop there is one shard and the lock is never contended.
+/// The expiry sweep takes a shard's lock for at most ``sweepSlice`` heap entries at a time, so a
+/// burst of expiring keys never holds up the requests of the other loops for long.
 /// Commands on several keys (DEL, EXISTS) take the shards one key at a time, so unlike Redis
 /// they are atomic per key, not as a whole.
 ///
 /// - Important: `@unchecked Sendable`: each shard is only touched while holding its lock.
 public final class ShardedStore: @unchecked Sendable {
     private final class Shard {
-        let lock = SpinLock()
+        let lock = PthreadMutex()
         var store: KeyValueStore
         init(clock: KeyValueClock) { store = KeyValueStore(clock: clock) }
     }
 
     private let shards: [Shard]
+    /// Lock acquisitions made by sweeps, for the tests of the slicing.
+    private let sweepLockCount = Atomic<Int>(0)
+
+    /// The most heap entries a sweep looks at while holding one shard's lock.
+    public static let sweepSlice = 128
     /// The store's clock.
     public let clock: KeyValueClock
 
@@ -34,9 +41,7 @@ public final class ShardedStore: @unchecked Sendable {
     @inline(__always)
     func withShard<R>(for key: StoreKey, _ body: (inout KeyValueStore) -> R) -> R {
         let shard = shards.count == 1 ? shards[0] : shards[Self.shardIndex(key, count: shards.count)]
-        shard.lock.lock()
-        defer { shard.lock.unlock() }
-        return body(&shard.store)
+        return shard.lock.withLock { body(&shard.store) }
     }
 
     /// FNV-1a of the key's bytes: cheap for short keys and independent of Hasher's per-process seed.
@@ -64,7 +69,8 @@ public final class ShardedStore: @unchecked Sendable {
         }
     }
 
-    /// Removes expired keys from every shard, at most `budget` heap entries per shard.
+    /// Removes expired keys from every shard, at most `budget` heap entries per shard, in slices
+    /// of at most ``sweepSlice`` entries per lock hold (the lock is released between slices).
     ///
     /// - Returns: the keys removed, and whether due entries remain in some shard.
     @discardableResult
@@ -72,12 +78,25 @@ public final class ShardedStore: @unchecked Sendable {
         var removed = 0
         var more = false
         for shard in shards {
-            let result = shard.lock.withLock { shard.store.sweep(budget: budget) }
-            removed += result.removed
-            more = more || result.more
+            var left = budget
+            var shardHasMore = false
+            while left > 0 {
+                let slice = min(left, Self.sweepSlice)
+                let result = shard.lock.withLock { shard.store.sweep(budget: slice) }
+                sweepLockCount.wrappingAdd(1, ordering: .relaxed)
+                removed += result.removed
+                shardHasMore = result.more
+                // `more` means the slice stopped at its limit, having looked at `slice` entries.
+                guard result.more else { break }
+                left -= slice
+            }
+            more = more || shardHasMore
         }
         return (removed, more)
     }
+
+    /// How many times sweeps have taken a shard's lock.
+    var sweepLockAcquisitions: Int { sweepLockCount.load(ordering: .relaxed) }
 
     /// Heap entries awaiting a sweep in all shards (stale ones included).
     public var pendingExpiryCount: Int {

@@ -13,9 +13,11 @@ import TomorrowlandLoop
 /// output drains, so a client that does not read its replies holds about one budget of replies
 /// plus the high-water mark, however many requests it pipelines.
 ///
-/// - Important: `@unchecked Sendable`: all state is touched only on the connection's loop thread
-///   (the read handler, `onWritable`, the idle timer and close callbacks all run there).
-final class ClientConnection: @unchecked Sendable {
+/// Not `Sendable`: everything runs on the connection's loop thread (the read handler,
+/// `onWritable`, the idle timer and close callbacks). The two callbacks that must be `@Sendable`
+/// (the idle timer's and the `closed` promise's) reach the connection through a `LoopBound` box,
+/// which checks that they do run there.
+final class ClientConnection {
     let connection: TCPConnection
     private var parser: RESPParser
     private var replies = RESPReplyWriter(capacity: 16 * 1024)
@@ -39,8 +41,12 @@ final class ClientConnection: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Starts serving; `onClose` runs on the loop thread once the connection has closed.
+    /// Starts serving; `onClose` runs on the loop thread once the connection has closed. Call it
+    /// on the connection's loop thread.
     func start(onClose: @escaping @Sendable () -> Void) {
+        // The box keeps the connection alive until `closed` resolves, and while an idle timer is
+        // pending (cancelled there).
+        let this = LoopBound(isolatedValue: self, on: connection.loop)
         connection.startReading { [weak self] input in
             self?.handle(input) ?? input.count
         }
@@ -52,17 +58,22 @@ final class ClientConnection: @unchecked Sendable {
             // The client sent EOF: its requests were all answered in the read handler.
             self?.close(afterFlushing: true)
         }
-        armIdleTimer(after: idleTimeout)
-        _ = connection.closed.then(on: .loop(connection.loop)) { [self] error in
-            idleTimer?.cancel()
-            idleTimer = nil
-            if let error {
-                logger.debug(
-                    "client closed", metadata: ["peer": "\(connection.remoteDescription)", "error": "\(error)"])
-            } else {
-                logger.debug("client closed", metadata: ["peer": "\(connection.remoteDescription)"])
-            }
+        armIdleTimer(after: idleTimeout, this)
+        _ = connection.closed.then(on: .loop(connection.loop)) { error in
+            this.value.closed(error: error)
             onClose()
+        }
+    }
+
+    /// The connection closed: stops the idle timer.
+    private func closed(error: TCPError?) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        if let error {
+            logger.debug(
+                "client closed", metadata: ["peer": "\(connection.remoteDescription)", "error": "\(error)"])
+        } else {
+            logger.debug("client closed", metadata: ["peer": "\(connection.remoteDescription)"])
         }
     }
 
@@ -110,21 +121,22 @@ final class ClientConnection: @unchecked Sendable {
         return consumed
     }
 
-    private func armIdleTimer(after delay: Duration?) {
+    /// Arms the idle check; `this` is this connection's box, for the timer's `@Sendable` work.
+    private func armIdleTimer(after delay: Duration?, _ this: LoopBound<ClientConnection>) {
         guard let delay else { return }
-        idleTimer = connection.loop.schedule(after: delay) { [weak self] in
-            self?.checkIdle()
+        idleTimer = connection.loop.schedule(after: delay) {
+            this.value.checkIdle(this)
         }
     }
 
-    private func checkIdle() {
+    private func checkIdle(_ this: LoopBound<ClientConnection>) {
         guard let idleTimeout, !isClosing else { return }
         let idle = ContinuousClock.now - lastActivity
         if idle >= idleTimeout {
             logger.info("idle timeout, closing", metadata: ["peer": "\(connection.remoteDescription)"])
             close(afterFlushing: true)
         } else {
-            armIdleTimer(after: idleTimeout - idle)
+            armIdleTimer(after: idleTimeout - idle, this)
         }
     }
 }

@@ -1,6 +1,6 @@
-import Dispatch
 import KeyValueCore
 import Logging
+import Synchronization
 import Tomorrowland
 import TomorrowlandLoop
 
@@ -8,20 +8,18 @@ import TomorrowlandLoop
 /// are several, so the kernel spreads connections), connections served on the loop that accepted
 /// them, and one ``ShardedStore`` that every loop shares (see its documentation for why).
 ///
-/// - Important: `@unchecked Sendable`: `listeners` is written once in ``start()`` before any
-///   other method runs; `clients[i]`'s contents are only touched on loop `i`'s thread (the array
-///   itself never changes, so loops never write to shared storage); `clientCount` is
-///   behind its lock.
-final class KeyValueServer: @unchecked Sendable {
+/// What each loop owns (its listener, its clients) lives in a `LoopBound` box for that loop, so
+/// only that loop's thread touches it (checked); the client count, shared by all loops, is an
+/// atomic. The class itself is then `Sendable` without an unchecked promise.
+final class KeyValueServer: Sendable {
     let configuration: KeyValueServerConfiguration
     let group: EventLoopGroup
     let store: ShardedStore
     private let logger: Logger
     private let sweeper: ExpirySweeper
-    private var listeners: [TCPListener] = []
-    private let clients: [ClientRegistry]
-    private let clientCount = LockedValue(0)
-    private let stopping = LockedValue(false)
+    private let loopStates: [LoopBound<LoopState>]
+    private let clientCount = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
 
     init(configuration: KeyValueServerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -29,69 +27,49 @@ final class KeyValueServer: @unchecked Sendable {
         group = EventLoopGroup(loopCount: configuration.loopCount)
         store = ShardedStore(shardCount: configuration.loopCount == 1 ? 1 : 64, clock: .monotonic)
         sweeper = ExpirySweeper(store: store, executor: group.loops[0])
-        clients = (0..<configuration.loopCount).map { _ in ClientRegistry() }
+        loopStates = group.loops.map { LoopBound(LoopState(), on: $0) }
     }
 
-    /// The port the listeners are bound to (the kernel's pick when the configuration says 0).
-    private(set) var port: UInt16 = 0
-
-    /// Binds the listeners (blocking the calling thread until every loop has bound its own).
-    func start() throws(TCPError) {
+    /// Binds one listener per loop, one loop after the other (the first one learns the port when
+    /// the configuration says 0), and starts the expiry sweep.
+    ///
+    /// - Returns: A promise of the port the listeners are bound to, rejected with the first
+    ///   listener's error (the listeners already bound stay until the group shuts down).
+    func start() -> Promise<UInt16, any Error> {
         var options = TCPListenerOptions()
         options.reusePort = configuration.loopCount > 1
         // The parser refuses oversized requests with a reply; the connection's own bound is a
         // backstop above it (a full request plus a read's worth of pipelined ones).
         options.connection.maxInputBytes = configuration.maxRequestBytes + 1 << 20
+        var bound = Promise<UInt16, any Error>(fulfilled: configuration.port)
+        for index in group.loops.indices {
+            bound = bound.flatMap(on: .immediate) { [self, options] port in
+                listen(loopIndex: index, port: port, options: options)
+            }
+        }
+        return bound.tap(on: .immediate) { [sweeper] result in
+            if case .value = result { sweeper.start() }
+        }
+    }
+
+    /// Binds loop `loopIndex`'s listener, on that loop (where `listen` must be called).
+    private func listen(loopIndex: Int, port: UInt16, options: TCPListenerOptions) -> Promise<UInt16, any Error> {
+        let loop = group.loops[loopIndex]
+        let state = loopStates[loopIndex]
         let host = configuration.host
-        var boundPort = configuration.port
-        for (index, loop) in group.loops.enumerated() {
-            let (port, listenerOptions) = (boundPort, options)
-            let listener = try onLoop(loop) { [self] () throws(TCPError) -> TCPListener in
-                try TCPListener.listen(host: host, port: port, on: loop, options: listenerOptions) {
-                    [self] connection in
-                    accept(connection, loopIndex: index)
-                }
+        return loop.submit { [self] () throws -> UInt16 in
+            let listener = try TCPListener.listen(host: host, port: port, on: loop, options: options) {
+                [self] connection in
+                accept(connection, loopIndex: loopIndex)
             }
-            boundPort = listener.localPort
-            listeners.append(listener)
+            state.value.listener = listener
+            return listener.localPort
         }
-        port = boundPort
-        sweeper.start()
     }
 
-    /// Runs `body` on `loop` and waits for its result (listen must run on the loop's thread).
-    private func onLoop<R: Sendable>(
-        _ loop: EventLoop, _ body: @escaping @Sendable () throws(TCPError) -> R
-    )
-        throws(TCPError) -> R
-    {
-        // Value and error in two optionals rather than one Optional<Result>: valgrind reported a
-        // branch on the uninitialised spare bytes of that nested enum's payload (a false positive
-        // of the enum layout, but a report nonetheless).
-        let value = LockedValue<R?>(nil)
-        let failure = LockedValue<TCPError?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            do throws(TCPError) {
-                let made = try body()
-                value.withLock { $0 = made }
-            } catch {
-                failure.withLock { $0 = error }
-            }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
-        return value.withLock { $0! }
-    }
-
+    /// Serves `connection` on loop `loopIndex` (its thread), unless the server is full.
     private func accept(_ connection: TCPConnection, loopIndex: Int) {
-        let admitted = clientCount.withLock { count -> Bool in
-            guard count < configuration.maxClients else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
+        guard admitClient() else {
             // As Redis: tell the client why, then close.
             logger.warning("max clients reached, refusing", metadata: ["peer": "\(connection.remoteDescription)"])
             connection.enqueue(Array("-ERR max number of clients reached\r\n".utf8))
@@ -102,53 +80,75 @@ final class KeyValueServer: @unchecked Sendable {
             connection: connection, processor: CommandProcessor(store: store, infoProvider: infoText),
             maxRequestBytes: configuration.maxRequestBytes, idleTimeout: configuration.idleTimeout, logger: logger)
         let id = ObjectIdentifier(client)
-        clients[loopIndex].open[id] = client
+        let state = loopStates[loopIndex]
+        state.value.clients[id] = client
         logger.debug("client connected", metadata: ["peer": "\(connection.remoteDescription)"])
         client.start { [self] in
-            clients[loopIndex].open[id] = nil
-            clientCount.withLock { $0 -= 1 }
+            state.value.clients[id] = nil
+            clientCount.wrappingSubtract(1, ordering: .relaxed)
         }
-        if stopping.withLock({ $0 }) { client.close(afterFlushing: true) }
+        if stopping.load(ordering: .acquiring) { client.close(afterFlushing: true) }
+    }
+
+    /// Counts one more client, unless that would pass the maximum.
+    private func admitClient() -> Bool {
+        var count = clientCount.load(ordering: .relaxed)
+        while count < configuration.maxClients {
+            let (exchanged, current) = clientCount.compareExchange(
+                expected: count, desired: count + 1, ordering: .relaxed)
+            if exchanged { return true }
+            count = current
+        }
+        return false
     }
 
     private func infoText() -> String {
-        "loops:\(configuration.loopCount)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.withLock { $0 })\r\n"
+        "loops:\(configuration.loopCount)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
     }
 
-    /// Stops accepting, lets every client take the replies already produced, closes them, and
-    /// calls `completion` (on a loop thread) once all are closed or the grace period is over.
+    /// Stops accepting, lets every client take the replies already produced, and closes them.
     ///
     /// Replies are produced inside the read handler, so every request fully received before the
-    /// close has its reply in the output that `close(afterFlushing:)` sends.
-    func stop(completion: @escaping @Sendable () -> Void) {
-        stopping.withLock { $0 = true }
+    /// close has its reply in the output that `close(afterFlushing:)` sends. Clients still open
+    /// when the grace period is over are closed without waiting.
+    ///
+    /// - Returns: A promise fulfilled once every client is closed (on a loop thread), or
+    ///   cancelled if the group shut down first.
+    func stop() -> Promise<Void, NoError> {
+        stopping.store(true, ordering: .releasing)
         sweeper.stop()
-        for listener in listeners { listener.close() }
-        let closedAll = group.loops.enumerated().map { index, loop in
-            Promise<Void, NoError>(on: .loop(loop)) { [self] resolver in
-                let open = Array(clients[index].open.values)
+        let closedAll = group.loops.indices.map { index in
+            let state = loopStates[index]
+            return group.loops[index].submit { () -> [Promise<TCPError?, NoError>] in
+                state.value.listener?.close()
+                state.value.listener = nil
+                let open = Array(state.value.clients.values)
                 for client in open { client.close(afterFlushing: true) }
-                when(fulfilled: open.map { $0.connection.closed }).always(on: .immediate) { _ in
-                    resolver.fulfill(with: ())
-                }
+                return open.map(\.connection.closed)
+            }
+            .flatMap(on: .immediate) { closed in
+                when(fulfilled: closed).map(on: .immediate) { _ in () }
             }
         }
         let grace = group.loops[0].schedule(after: configuration.shutdownGrace) { [self] in
             logger.warning("shutdown grace period over, closing remaining clients")
-            for (index, loop) in group.loops.enumerated() {
-                loop.execute { [self] in
-                    for client in clients[index].open.values { client.close(afterFlushing: false) }
+            for (loop, state) in zip(group.loops, loopStates) {
+                // A promise, though nobody waits for it: it is what makes work aimed at a loop
+                // that has shut down meanwhile a no-op (the group goes once every client closed).
+                let _: Promise<Void, NoError> = loop.submit {
+                    for client in state.value.clients.values { client.close(afterFlushing: false) }
                 }
             }
         }
-        when(fulfilled: closedAll).always(on: .immediate) { _ in
+        return when(fulfilled: closedAll).map(on: .immediate) { _ in
             grace.cancel()
-            completion()
         }
     }
 }
 
-/// The clients of one loop. Touched only on that loop's thread.
-private final class ClientRegistry {
-    var open: [ObjectIdentifier: ClientConnection] = [:]
+/// What one loop of the server owns: its listener and its clients. Touched only on that loop's
+/// thread, through the server's `LoopBound` box for the loop.
+private final class LoopState {
+    var listener: TCPListener?
+    var clients: [ObjectIdentifier: ClientConnection] = [:]
 }

@@ -62,51 +62,53 @@ struct LoopKV: ParsableCommand {
         configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
         configuration.maxRequestBytes = maxRequestBytes
 
-        // A parent may start us with SIGTERM/SIGINT blocked (a blocked mask is inherited across
-        // exec; test runners do this), and then they would stay pending forever. Unblock them
-        // before the loop threads exist: threads inherit this thread's mask.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        // A parent may start us with SIGTERM/SIGINT blocked (test runners do; the mask is
+        // inherited across exec), and then they would stay pending forever. Unblock them before
+        // the loop threads exist: threads inherit this thread's mask.
+        TerminationSignals.unblock()
 
         let server = KeyValueServer(configuration: configuration, logger: logger)
-        do {
-            try server.start()
-        } catch {
-            logger.critical("cannot listen", metadata: ["host": "\(bind)", "port": "\(port)", "error": "\(error)"])
+        let port: UInt16
+        switch waitForResult(of: server.start()) {
+        case .value(let bound):
+            port = bound
+        case .error(let error):
+            logger.critical(
+                "cannot listen", metadata: ["host": "\(bind)", "port": "\(self.port)", "error": "\(error)"])
+            server.group.syncShutdownGracefully()
+            throw ExitCode.failure
+        case .cancelled:
+            logger.critical("cannot listen: the loops shut down")
             server.group.syncShutdownGracefully()
             throw ExitCode.failure
         }
-        logger.info("listening on \(bind):\(server.port)", metadata: ["loops": "\(loops)"])
+        logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
 
-        let finished = DispatchSemaphore(value: 0)
+        // The first SIGTERM or SIGINT stops the server; later ones change nothing (the watchers
+        // stay until the group shuts down).
         let signalLoop = server.group.loops[0]
-        // A second SIGTERM during shutdown changes nothing.
-        let signalled = LockedValue(false)
-        signalLoop.execute {
-            for signal in [SIGTERM, SIGINT] {
-                do {
-                    try signalLoop.watch(signal: signal) { number in
-                        guard
-                            signalled.withLock({ seen in
-                                defer { seen = true }; return !seen
-                            })
-                        else { return }
-                        logger.info("signal \(number): stopping")
-                        server.stop { finished.signal() }
-                    }
-                } catch {
-                    logger.critical("cannot watch signal \(signal): \(error)")
-                    finished.signal()
-                }
+        let stopped = TerminationSignals.first(on: signalLoop).flatMapResult(on: .loop(signalLoop)) { result in
+            switch result {
+            case .value(let signal): logger.info("signal \(signal): stopping")
+            case .error(let error): logger.critical("cannot watch signals: \(error)")
+            case .cancelled: break
             }
+            return server.stop()
         }
-        finished.wait()
+        _ = waitForResult(of: stopped)
         server.group.syncShutdownGracefully()
         logger.info("stopped")
     }
+}
+
+/// Blocks the calling thread (the main thread, which drives no loop) until `promise` resolves.
+private func waitForResult<Value, Failure>(of promise: Promise<Value, Failure>) -> PromiseResult<Value, Failure> {
+    let resolved = DispatchSemaphore(value: 0)
+    promise.tap(on: .immediate) { _ in resolved.signal() }
+    resolved.wait()
+    // Resolution happens before the signal, the signal before this read.
+    guard let result = promise.result else { preconditionFailure("a resolved promise has a result") }
+    return result
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

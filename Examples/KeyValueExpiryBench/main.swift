@@ -10,14 +10,18 @@ import KeyValueCore
 import Tomorrowland
 import TomorrowlandLoop
 
-/// The store and the request plumbing; `@unchecked Sendable`: used only on the loop's thread
-/// (and on the main thread before the loop runs).
-final class ExpiryBench: @unchecked Sendable {
-    let loop = EventLoop()
+/// The store and the request plumbing. Not `Sendable`: the main thread hands it to the loop in a
+/// `LoopBound` box, and everything runs inside the loop's work.
+final class ExpiryBench {
+    let loop: EventLoop
     let store = ShardedStore(clock: .monotonic)
     var parser = RESPParser(maxRequestBytes: 1 << 20)
     var replies = RESPReplyWriter()
     lazy var processor = CommandProcessor(store: store)
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
 
     func execute(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
@@ -41,7 +45,9 @@ final class ExpiryBench: @unchecked Sendable {
         return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
     }
 
-    func measure(variant: String, keyCount: Int) {
+    /// Inserts `keyCount` keys the `variant` way, then waits until all are gone, and prints the
+    /// figures. `this` is this object's box, for the timers' `@Sendable` work. On the loop.
+    func measure(variant: String, keyCount: Int, _ this: LoopBound<ExpiryBench>) -> Promise<Void, NoError> {
         // Requests are built before measuring, so only the store's and the timers' work is timed.
         let sets = (0..<keyCount).map { index in
             Self.request(["SET", "key:\(index)", "value"] + (variant == "lazy" ? ["PX", "1000"] : []))
@@ -57,27 +63,27 @@ final class ExpiryBench: @unchecked Sendable {
             for (index, bytes) in sets.enumerated() {
                 execute(bytes)
                 let delete = deletes[index]
-                _ = loop.schedule(after: .seconds(1)) { [self] in execute(delete) }
+                _ = loop.schedule(after: .seconds(1)) { this.value.execute(delete) }
             }
         }
         let inserted = ContinuousClock.now - start
         let added = Self.residentBytes() - before
-        let done = Promise<Void, NoError>(on: .loop(loop)) { [self] resolver in
-            poll(resolver)
+        let (done, resolver) = Promise<Void, NoError>.makeWithResolver()
+        poll(resolver, this)
+        return done.map(on: .loop(loop)) {
+            sweeper.stop()
+            let gone = ContinuousClock.now - start
+            print(
+                "\(variant): \(keyCount) keys, insert \(inserted / keyCount) per key, "
+                    + "+\(added / keyCount) bytes per key resident, all gone after \(gone)")
         }
-        _ = loop.run(until: done)
-        sweeper.stop()
-        let gone = ContinuousClock.now - start
-        print(
-            "\(variant): \(keyCount) keys, insert \(inserted / keyCount) per key, "
-                + "+\(added / keyCount) bytes per key resident, all gone after \(gone)")
     }
 
-    private func poll(_ resolver: Promise<Void, NoError>.Resolver) {
+    private func poll(_ resolver: Promise<Void, NoError>.Resolver, _ this: LoopBound<ExpiryBench>) {
         if store.count == 0 {
             resolver.fulfill(with: ())
         } else {
-            _ = loop.schedule(after: .milliseconds(1)) { [self] in poll(resolver) }
+            _ = loop.schedule(after: .milliseconds(1)) { this.value.poll(resolver, this) }
         }
     }
 }
@@ -108,10 +114,16 @@ extension ExpiryBench {
 }
 
 let arguments = CommandLine.arguments
+let loop = EventLoop()
+let bench = LoopBound(ExpiryBench(loop: loop), on: loop)
 if arguments.count > 1 && arguments[1] == "requests" {
-    ExpiryBench().measureRequests()
-    exit(0)
+    let measured: Promise<Void, NoError> = loop.submit { bench.value.measureRequests() }
+    _ = loop.run(until: measured)
+} else {
+    let variant = arguments.count > 1 ? arguments[1] : "lazy"
+    let keyCount = arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000
+    let measured = loop.submit { bench.value.measure(variant: variant, keyCount: keyCount, bench) }
+        .flatMap(on: .immediate) { $0 }
+    _ = loop.run(until: measured)
 }
-ExpiryBench().measure(
-    variant: arguments.count > 1 ? arguments[1] : "lazy",
-    keyCount: arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000)
+loop.shutdown()

@@ -10,10 +10,9 @@ import Tomorrowland
 /// flight through promise cancellation and ends the schedule.
 ///
 /// Everything runs on the executor's thread; ``start()`` and ``stop()`` may be called from any
-/// thread.
-public final class ProbeScheduler: @unchecked Sendable {
-    // `@unchecked Sendable`: the mutable state is touched only by work running on `executor`,
-    // which is single-threaded (an EventLoop or a TestLoop); `start()` and `stop()` submit there.
+/// thread. The mutable state lives in a `LoopBound` box for the executor, so a use anywhere else
+/// stops the program instead of racing.
+public final class ProbeScheduler: Sendable {
 
     /// What to probe and how.
     public struct Configuration: Sendable {
@@ -41,7 +40,7 @@ public final class ProbeScheduler: @unchecked Sendable {
 
     /// The configuration this scheduler runs.
     public let configuration: Configuration
-    private let executor: any PromiseExecutor
+    private let executor: any SerialPromiseExecutor
     private let prober: Prober
     private let onTransition: @Sendable (ProbeTransition) -> Void
     private let onRound: @Sendable (Int, [ProbeStatus]) -> Void
@@ -49,22 +48,27 @@ public final class ProbeScheduler: @unchecked Sendable {
     /// Resolves once the scheduler ended: after ``Configuration/rounds`` rounds, or on ``stop()``.
     public let finished: Promise<ProbeOutcome, NoError>
 
-    private var tracker = ProbeStateTracker()
-    private var roundsCompleted = 0
-    /// The round in flight, and its inputs (one probe per endpoint). Internal for tests, which
-    /// must know when `when(fulfilled:)` is about to deliver: it does so on a Dispatch queue.
-    private(set) var round: Promise<[ProbeStatus], NoError>?
-    private(set) var roundInputs: [Promise<ProbeStatus, NoError>] = []
-    private var nextRoundTimer: (any PromiseScheduledWork)?
-    private var isIntervalOver = false
-    private var isStarted = false
-    private var isFinished = false
+    /// What changes as the rounds go; touched only on the executor's thread.
+    private final class State {
+        var tracker = ProbeStateTracker()
+        var roundsCompleted = 0
+        /// The round in flight, and its inputs (one probe per endpoint).
+        var round: Promise<[ProbeStatus], NoError>?
+        var roundInputs: [Promise<ProbeStatus, NoError>] = []
+        var nextRoundTimer: (any PromiseScheduledWork)?
+        var isIntervalOver = false
+        var isStarted = false
+        var isFinished = false
+    }
+
+    private let state: LoopBound<State>
 
     /// Creates a scheduler; nothing runs before ``start()``.
     ///
     /// - Parameters:
     ///   - configuration: Endpoints, timing and retries.
-    ///   - executor: Where everything runs: the loop whose thread makes the connections.
+    ///   - executor: Where everything runs: the loop whose thread makes the connections (an
+    ///     `EventLoop`, or a `TestLoop` in tests).
     ///   - prober: One attempt; called on the executor's thread.
     ///   - onTransition: Called on the executor's thread for each change of state (including
     ///     each endpoint's first observation), in endpoint order.
@@ -72,7 +76,7 @@ public final class ProbeScheduler: @unchecked Sendable {
     ///     and the statuses, in endpoint order.
     @preconcurrency
     public init(
-        configuration: Configuration, executor: any PromiseExecutor, prober: @escaping Prober,
+        configuration: Configuration, executor: any SerialPromiseExecutor, prober: @escaping Prober,
         onTransition: @escaping @Sendable (ProbeTransition) -> Void,
         onRound: @escaping @Sendable (Int, [ProbeStatus]) -> Void = { _, _ in }
     ) {
@@ -84,13 +88,22 @@ public final class ProbeScheduler: @unchecked Sendable {
         self.onTransition = onTransition
         self.onRound = onRound
         (finished, finishedResolver) = Promise<ProbeOutcome, NoError>.makeWithResolver()
+        state = LoopBound(State(), on: executor)
+    }
+
+    /// The round in flight and its inputs. For tests, which must know when `when(fulfilled:)` is
+    /// about to deliver (it does so on a Dispatch queue). On the executor's thread.
+    func roundInFlight() -> (round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>]) {
+        let state = self.state.value
+        return (state.round, state.roundInputs)
     }
 
     /// Starts the first round (soon, on the executor). Calling it again does nothing.
     public func start() {
         executor.submit { [self] in
-            guard !isStarted, !isFinished else { return }
-            isStarted = true
+            let state = self.state.value
+            guard !state.isStarted, !state.isFinished else { return }
+            state.isStarted = true
             startRound()
         }
     }
@@ -98,37 +111,40 @@ public final class ProbeScheduler: @unchecked Sendable {
     /// Cancels the round in flight (its connection attempts are cancelled and their sockets
     /// closed) and ends the schedule; ``finished`` resolves with ``ProbeOutcome/stopped(roundsCompleted:)``.
     public func stop() {
-        executor.submit { [self] in finish(.stopped(roundsCompleted: roundsCompleted)) }
+        executor.submit { [self] in finish(.stopped(roundsCompleted: state.value.roundsCompleted)) }
     }
 
     private var context: PromiseContext { .executor(executor) }
 
     private func startRound() {
-        isIntervalOver = false
-        nextRoundTimer = executor.schedule(after: configuration.interval) { [self] in
-            nextRoundTimer = nil
-            isIntervalOver = true
-            if self.round == nil { startRound() }
+        let state = self.state.value
+        state.isIntervalOver = false
+        state.nextRoundTimer = executor.schedule(after: configuration.interval) { [self] in
+            let state = self.state.value
+            state.nextRoundTimer = nil
+            state.isIntervalOver = true
+            if state.round == nil { startRound() }
         }
         let statuses = configuration.endpoints.map(probe)
         // `when(fulfilled:)` delivers its result on a Dispatch queue; the `then` below hops back
         // to the executor.
         let combined = when(fulfilled: statuses)
-        round = combined
-        roundInputs = statuses
-        let number = roundsCompleted + 1
+        state.round = combined
+        state.roundInputs = statuses
+        let number = state.roundsCompleted + 1
         _ = combined.then(on: context) { [self] statuses in
-            guard !isFinished else { return }
-            round = nil
-            roundInputs = []
-            roundsCompleted = number
+            let state = self.state.value
+            guard !state.isFinished else { return }
+            state.round = nil
+            state.roundInputs = []
+            state.roundsCompleted = number
             for (endpoint, status) in zip(configuration.endpoints, statuses) {
-                if let transition = tracker.record(status, for: endpoint) { onTransition(transition) }
+                if let transition = state.tracker.record(status, for: endpoint) { onTransition(transition) }
             }
             onRound(number, statuses)
             if let limit = configuration.rounds, number >= limit {
                 finish(.completed(rounds: number))
-            } else if isIntervalOver {
+            } else if state.isIntervalOver {
                 startRound()
             }
         }
@@ -161,11 +177,12 @@ public final class ProbeScheduler: @unchecked Sendable {
     }
 
     private func finish(_ outcome: ProbeOutcome) {
-        guard !isFinished else { return }
-        isFinished = true
-        nextRoundTimer?.cancel()
-        nextRoundTimer = nil
-        guard let round else {
+        let state = self.state.value
+        guard !state.isFinished else { return }
+        state.isFinished = true
+        state.nextRoundTimer?.cancel()
+        state.nextRoundTimer = nil
+        guard let round = state.round else {
             finishedResolver.fulfill(with: outcome)
             return
         }
@@ -174,13 +191,13 @@ public final class ProbeScheduler: @unchecked Sendable {
         // soon as `finished` resolves, so a delivery still on its way would reach a loop that was
         // shut down (a precondition failure; seen under AddressSanitizer's slower timing).
         round.tap(on: context) { [self] _ in
-            self.round = nil
+            self.state.value.round = nil
             finishedResolver.fulfill(with: outcome)
         }
         // Cancelling the combined promise asks every probe, and through them every attempt in
         // flight, to cancel: the connection attempts close their sockets. The probes' handles
         // go first: a promise that still has a handle is not cancelled by propagation.
-        roundInputs = []
+        state.roundInputs = []
         round.requestCancel()
     }
 }

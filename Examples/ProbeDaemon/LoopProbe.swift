@@ -62,6 +62,10 @@ struct LoopProbe: ParsableCommand {
     }
 
     func run() throws {
+        // A parent may have started us with SIGTERM/SIGINT blocked (a mask inherited from one of
+        // its threads, as test runners and Dispatch workers have): they would then stay pending
+        // and never reach the loop. First thing, before any thread exists.
+        TerminationSignals.unblock()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -99,18 +103,18 @@ struct LoopProbe: ParsableCommand {
                 logger.debug("round \(number): \(up) up, \(statuses.count - up) down")
             }
         )
-        // A parent may have started us with these blocked (a mask inherited from one of its
-        // threads, as test runners and Dispatch workers have): they would then stay pending and
-        // never reach the loop.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-        for signal in [SIGTERM, SIGINT] {
-            try loop.watch(signal: signal) { signal in
+        // The first SIGTERM or SIGINT cancels the round in flight (the promise resolves on the
+        // loop's thread); later ones change nothing.
+        _ = TerminationSignals.first(on: loop).always(on: .immediate) { result in
+            switch result {
+            case .value(let signal):
                 logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), cancelling in-flight probes")
                 scheduler.stop()
+            case .error(let error):
+                logger.critical("cannot watch SIGTERM and SIGINT: \(error)")
+                scheduler.stop()
+            case .cancelled:
+                break
             }
         }
         logger.info(

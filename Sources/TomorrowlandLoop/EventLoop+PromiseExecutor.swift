@@ -7,7 +7,7 @@ extension EventLoop: PromiseExecutor {
         enqueue(.closure(work))
     }
 
-    /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``, without
+    /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)->()``, without
     /// allocating: the loop queues the job itself.
     ///
     /// After shutdown the job is abandoned on the calling thread

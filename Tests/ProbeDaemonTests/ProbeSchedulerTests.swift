@@ -77,6 +77,16 @@ final class Reports: Sendable {
     func round(_ number: Int, at time: Duration) { rounds.withLock { $0.append((number, time)) } }
 }
 
+/// The scheduler's round in flight and its inputs, read on the loop, where its state lives.
+func roundInFlight(
+    _ loop: TestLoop, _ scheduler: ProbeScheduler
+) -> (round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>]) {
+    let snapshot = LockedValue<(round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>])?>(nil)
+    loop.submit { snapshot.withLock { $0 = scheduler.roundInFlight() } }
+    loop.run()
+    return snapshot.withLock { $0 } ?? (nil, [])
+}
+
 /// Runs `loop` until `scheduler` finishes (or virtual time reaches `time`), and returns its
 /// outcome, in virtual time.
 ///
@@ -91,7 +101,8 @@ func runScheduler(
     for _ in 0..<100_000 {
         loop.run()
         if let outcome = scheduler.finished.result { return outcome.value }
-        if let round = scheduler.round, scheduler.roundInputs.allSatisfy({ $0.result != nil }) {
+        let inFlight = roundInFlight(loop, scheduler)
+        if let round = inFlight.round, inFlight.inputs.allSatisfy({ $0.result != nil }) {
             // The scheduler's `then(on: loop)` was registered first, so once this tap runs its
             // work is already queued on the loop.
             let delivered = DispatchSemaphore(value: 0)
@@ -224,14 +235,14 @@ struct ProbeSchedulerTests {
         runScheduler(loop, scheduler, until: .seconds(11))
         #expect(loop.now == .seconds(11))
         #expect(prober.attempts(web).count == 2)
-        let inFlight = try #require(scheduler.round)
+        let inFlight = try #require(roundInFlight(loop, scheduler).round)
         scheduler.stop()
         #expect(runScheduler(loop, scheduler) == .stopped(roundsCompleted: 1))
         // `finished` resolved only after the cancelled round came back through
         // when(fulfilled:)'s Dispatch queue: nothing of it is still on its way to the loop, which
         // the daemon shuts down at once (before, the round arrived later, at a shut-down loop).
         #expect(inFlight.result != nil)
-        #expect(scheduler.round == nil)
+        #expect(roundInFlight(loop, scheduler).round == nil)
         #expect(prober.cancellations(web) == 1)
         #expect(prober.cancellations(db) == 1)
         #expect(reports.messages.count == 2)

@@ -20,7 +20,6 @@ struct ReadmeAsyncExampleTests {
 
     @Test func theBridgesWorkAsTheReadmeSays() async throws {
         let group = EventLoopGroup(loopCount: 1)
-        defer { group.syncShutdownGracefully() }
         let loop = group.next()
 
         func fetchUser(_ id: Int) -> Promise<String, Swift.Error> {  // any promise-returning API
@@ -49,5 +48,9 @@ struct ReadmeAsyncExampleTests {
         let requests = await Promise<Int, Swift.Error>(on: .loop(loop)) { $0.fulfill(with: stats.value.requests) }
             .resolvedResult.value
         #expect(requests == 1)
+
+        _ = await recorded.resolvedResult
+        _ = await group.shutdownGracefully().resolvedResult  // once nothing more is aimed at its loops
+        #expect(group.loops.allSatisfy { $0.isShutdownComplete })
     }
 }
