@@ -44,7 +44,7 @@ extension EventLoop {
     /// promise is cancelled.
     public func sleep(for duration: Duration) -> Promise<Void, NoError> {
         let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
-        let canceller = CancelOnRelease(resolver)
+        let canceller = CancellingResolver(resolver)
         let handle = scheduleTimer(after: duration, ifOpen: true) {
             canceller.resolver.fulfill(with: ())
         }
@@ -123,20 +123,6 @@ extension EventLoop {
             }
         }
         if !accepted { resolver.reject(with: .shutDown) }
-    }
-}
-
-/// Cancels a promise when the last reference goes, unless it was resolved first: what a timer's
-/// work holds so that dropping the timer unfired (shutdown) cannot leave its promise pending.
-private final class CancelOnRelease: Sendable {
-    let resolver: Promise<Void, NoError>.Resolver
-
-    init(_ resolver: Promise<Void, NoError>.Resolver) {
-        self.resolver = resolver
-    }
-
-    deinit {
-        resolver.cancel()
     }
 }
 

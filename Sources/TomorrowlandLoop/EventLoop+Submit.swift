@@ -73,27 +73,9 @@ extension EventLoop {
     /// Queues `work` that only resolves a promise, unless the loop is shut down: then `work` is
     /// released at once, so the promise it would resolve is cancelled.
     ///
-    /// The one place this file queues work, so that it follows the loop's rule for late work
-    /// wherever that rule lives: today the loop's `enqueueIfOpen(_:)` (``execute(_:)`` is a
-    /// precondition failure after shutdown).
+    /// The one place this file queues work. It uses the loop's quiet `enqueueIfOpen(_:)` rather
+    /// than ``execute(_:)``: the cancelled promise is the report, so no diagnostic line is due.
     private func submitForPromise(_ work: @escaping @Sendable () -> Void) {
         _ = enqueueIfOpen(work)
-    }
-}
-
-/// Cancels a promise when the last reference to it goes, unless it was resolved first.
-///
-/// What work aimed at a loop holds instead of the bare resolver: a resolver dropped unresolved
-/// leaves its promise pending while the promise is referenced, so work the loop releases without
-/// running it (after shutdown) must cancel on its way out.
-final class CancellingResolver<Value: Sendable, Failure: Sendable>: Sendable {
-    let resolver: Promise<Value, Failure>.Resolver
-
-    init(_ resolver: Promise<Value, Failure>.Resolver) {
-        self.resolver = resolver
-    }
-
-    deinit {
-        resolver.cancel()
     }
 }
