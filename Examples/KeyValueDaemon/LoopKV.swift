@@ -36,6 +36,11 @@ struct LoopKV: ParsableCommand {
     @Option(help: "Largest request accepted, in bytes; larger ones get an error and the client is closed.")
     var maxRequestBytes = 64 * 1024 * 1024
 
+    @Option(
+        help:
+            "Log the number of keys every this many seconds (0: never); counted off the loops, on a Dispatch queue.")
+    var statsInterval: Double = 0
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -44,6 +49,7 @@ struct LoopKV: ParsableCommand {
         guard maxClients >= 1 else { throw ValidationError("--max-clients must be at least 1") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard maxRequestBytes >= 64 else { throw ValidationError("--max-request-bytes must be at least 64") }
+        guard statsInterval >= 0 else { throw ValidationError("--stats-interval must not be negative") }
     }
 
     func run() throws {
@@ -83,6 +89,12 @@ struct LoopKV: ParsableCommand {
             throw ExitCode.failure
         }
         logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
+        if statsInterval > 0 {
+            KeyspaceStatsReporter(
+                store: server.store, loop: server.group.loops[0],
+                interval: .nanoseconds(Int64(statsInterval * 1e9)), logger: logger
+            ).start()
+        }
 
         // The first SIGTERM or SIGINT stops the server; later ones change nothing (the watchers
         // stay until the group shuts down).
