@@ -118,16 +118,16 @@ struct DocCExampleTests {
 
     // Getting Started, "Test it with virtual time".
     @Test func aStoreThatNeverAnswersTimesOut() throws {
-        try withTestLoop { loop in
-            let (stored, _) = StdPromise<String?>.makeWithResolver()
-            let name = loadName(id: 1, from: { _ in stored }, on: .loop(loop), limit: .seconds(5))
+        let loop = TestLoop()
+        let (stored, _) = StdPromise<String?>.makeWithResolver()
+        let name = loadName(id: 1, from: { _ in stored }, on: .loop(loop), limit: .seconds(5))
 
-            loop.advance(by: .seconds(4))
-            #expect(name.result == nil)
-            loop.advance(by: .seconds(1))
-            let error = try loop.expectError(of: name)
-            #expect(error is PromiseTimeoutError<Swift.Error>)
-        }
+        loop.advance(by: .seconds(4))
+        #expect(name.result == nil)
+        loop.advance(by: .seconds(1))
+        let error = try loop.expectError(of: name)
+        #expect(error is PromiseTimeoutError<Swift.Error>)
+        try loop.checkNoPendingWork()
     }
 
     // Getting Started: the chain's other outcomes, on the same function.
@@ -214,6 +214,20 @@ struct DocCExampleTests {
         #expect(results?[0].value == 1)
         #expect(results?[1].error is FetchError)
         #expect(results?[2].value == 3)
+    }
+
+    // TomorrowlandTesting's root page.
+    @Test func slowRequestsTimeOut() throws {
+        try withTestLoop { loop in
+            let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
+            let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
+
+            loop.advance(by: .seconds(29))
+            #expect(guarded.result == nil)
+            loop.advance(by: .seconds(1))
+            let error = try loop.expectError(of: guarded)
+            #expect(error is PromiseTimeoutError<Swift.Error>)
+        }
     }
 
     // Deterministic Tests with TestLoop, the retry test.

@@ -7,15 +7,15 @@ import TomorrowlandTesting
 @Suite("README: a 30-second timeout on a TestLoop")
 struct ReadmeTimeoutExampleTests {
     @Test func slowRequestsTimeOut() throws {
-        try withTestLoop { loop in
-            let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
-            let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
+        let loop = TestLoop()
+        let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
+        let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
 
-            loop.advance(by: .seconds(29))
-            #expect(guarded.result == nil)
-            loop.advance(by: .seconds(1))
-            let error = try loop.expectError(of: guarded)
-            #expect(error is PromiseTimeoutError<Swift.Error>)
-        }
+        loop.advance(by: .seconds(29))
+        #expect(guarded.result == nil)
+        loop.advance(by: .seconds(1))
+        let error = try loop.expectError(of: guarded)
+        #expect(error is PromiseTimeoutError<Swift.Error>)
+        try loop.checkNoPendingWork()
     }
 }
