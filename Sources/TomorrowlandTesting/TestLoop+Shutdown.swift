@@ -111,7 +111,7 @@ extension TestLoop {
     /// Refuses work that arrived after shutdown, on the submitting thread.
     ///
     /// - A promise callback is abandoned: it does not run, what it captured is released, and the
-    ///   promise it would have resolved ends cancelled (``Tomorrowland/PromiseJob/abandon()``).
+    ///   promise it would have resolved ends cancelled (`PromiseJob.abandon()`).
     /// - A closure is released unrun.
     /// - A Swift Concurrency job is dropped: its task never resumes.
     ///

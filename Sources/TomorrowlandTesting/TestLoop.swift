@@ -85,7 +85,7 @@ public final class TestLoop: PromiseExecutor {
     /// Queues a promise callback like ``submit(_:)``, without allocating a closure around it.
     ///
     /// After ``shutdown()`` the job is abandoned on the calling thread
-    /// (``Tomorrowland/PromiseJob/abandon()``): the callback does not run, what it captured is
+    /// (`PromiseJob.abandon()`): the callback does not run, what it captured is
     /// released, and the promise it would have resolved ends cancelled.
     public func submit(job: consuming any PromiseJob) {
         enqueue(.promiseJob(consume job))
