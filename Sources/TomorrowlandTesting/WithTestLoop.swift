@@ -19,6 +19,12 @@
 /// The failure is thrown, not recorded with a testing framework, so the function works in Swift
 /// Testing and XCTest alike and this module depends on neither.
 ///
+/// - Important: Write at least one `try` outside a macro's arguments in `body`, as in
+///   `let value = try loop.expectValue(of: promise)`. The compiler decides whether a closure
+///   throws from the `try`s it sees before expanding macros, so a body whose only `try` is inside
+///   `#expect(try …)` is taken as non-throwing and fails to compile ("errors thrown from here are
+///   not handled").
+///
 /// `body` runs on the calling thread, before this returns; the loop runs work only when `body`
 /// drives it. The loop is not shut down at the end: what is left pending stays unrun and is
 /// released with the loop.

@@ -243,7 +243,8 @@ struct DocCExampleTests {
                 }
             }
 
-            #expect(try loop.expectValue(of: page) == "page")
+            let fetched = try loop.expectValue(of: page)
+            #expect(fetched == "page")
             // Attempt 1 times out at 5 s (and its 60 s timer is cancelled); attempt 2 starts 1 s later
             // and fails at once; attempt 3 starts 2 s after that.
             #expect(attempts.entries == ["1 at 0.0 seconds", "2 at 6.0 seconds", "3 at 8.0 seconds"])

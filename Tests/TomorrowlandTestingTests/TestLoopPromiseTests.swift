@@ -36,7 +36,8 @@ struct TestLoopPromiseTests {
         try withTestLoop { loop in
             let log = EventLog()
             loop.submit { log.record("ready") }
-            #expect(try loop.run(until: Promise<Int, String>(fulfilled: 1)) == .value(1))
+            let result = try loop.run(until: Promise<Int, String>(fulfilled: 1))
+            #expect(result == .value(1))
             #expect(log.events.isEmpty)
             #expect(loop.readyCount == 1)
             loop.run()
@@ -63,13 +64,16 @@ struct TestLoopPromiseTests {
             #expect(failure?.description.contains("did not resolve within 4.0 seconds") == true)
             #expect(failure?.description.contains("the next due at 10.0 seconds") == true)
             #expect(loop.now == .seconds(4))
-            #expect(try loop.run(until: promise) == .value(1))
+            let result = try loop.run(until: promise)
+            #expect(result == .value(1))
             #expect(loop.now == .seconds(10))
         }
     }
 
     @Test func runUntilFailsWhenWorkNeverGoesIdle() throws {
         try withTestLoop { loop in
+            // A ticker that never stops: its next tick is still pending at the end.
+            loop.expectPendingWorkAtEnd()
             let (promise, resolver) = Promise<Int, String>.makeWithResolver()
             @Sendable func tick() { _ = loop.schedule(after: .seconds(1)) { tick() } }
             tick()
@@ -84,7 +88,8 @@ struct TestLoopPromiseTests {
 
     @Test func expectValueReturnsTheValue() throws {
         try withTestLoop { loop in
-            #expect(try loop.expectValue(of: fulfilled(3, after: .milliseconds(1), on: loop)) == 3)
+            let value = try loop.expectValue(of: fulfilled(3, after: .milliseconds(1), on: loop))
+            #expect(value == 3)
         }
     }
 
@@ -110,7 +115,8 @@ struct TestLoopPromiseTests {
     @Test func expectErrorReturnsTheErrorAndNamesAValueInstead() throws {
         try withTestLoop { loop in
             let rejected = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.reject(with: "boom") }
-            #expect(try loop.expectError(of: rejected) == "boom")
+            let error = try loop.expectError(of: rejected)
+            #expect(error == "boom")
             let failure = #expect(throws: TestLoopFailure.self) {
                 try loop.expectError(of: fulfilled(42, after: .seconds(1), on: loop))
             }

@@ -112,6 +112,8 @@ struct TestLoopTests {
             #expect(loop.now == .seconds(5))
             #expect(loop.timerCount == 1)
             #expect(loop.nextTimerDeadline == .seconds(11))
+            loop.advance(to: .seconds(11))
+            #expect(log.events.last == "10s later@11000")
         }
     }
 
