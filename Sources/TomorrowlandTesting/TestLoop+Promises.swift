@@ -9,6 +9,9 @@ extension TestLoop {
     /// and ``now`` is the virtual time at which the promise resolved. Returns at once if the
     /// promise is already resolved. Work runs on the calling thread.
     ///
+    /// After ``shutdown()`` (before this call, or by work it runs) this returns the promise's
+    /// result if it has one, and throws otherwise.
+    ///
     /// Resolution must come from this loop's work. A promise that waits on other threads (a
     /// Dispatch context) is resolved by them, not by driving this loop: wait for it otherwise.
     ///
@@ -18,8 +21,9 @@ extension TestLoop {
     ///     left at the limit.
     ///   - maxSteps: How many items may run; guards against work that never goes idle.
     /// - Returns: The promise's result.
-    /// - Throws: ``TestLoopFailure`` when the promise can never resolve (the loop went idle with
-    ///   the promise pending) or does not within the limits, saying which and when.
+    /// - Throws: ``TestLoopFailure`` when the promise can never resolve (the loop went idle, or
+    ///   is shut down, with the promise pending) or does not within the limits, saying which and
+    ///   when.
     public func run<Value, Error>(
         until promise: Promise<Value, Error>, timeLimit: Duration? = nil, maxSteps: Int = 1_000_000
     ) throws(TestLoopFailure) -> PromiseResult<Value, Error> {
@@ -46,6 +50,10 @@ extension TestLoop {
         case .reachedStepLimit:
             throw TestLoopFailure(
                 "Promise<\(pending)> did not resolve within \(maxSteps) steps (now is \(now)): work keeps coming; \(pendingSummary)"
+            )
+        case .shutDown:
+            throw TestLoopFailure(
+                "Promise<\(pending)> can never resolve on this TestLoop: the loop is shut down (now is \(now)) with the promise still pending"
             )
         }
     }

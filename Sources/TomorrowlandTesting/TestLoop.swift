@@ -52,8 +52,16 @@ import Tomorrowland
 public final class TestLoop: PromiseExecutor {
     struct State: ~Copyable {
         let core = SchedulingCore()
-        /// Whether a driving call is in progress (on any thread).
-        var isDriving = false
+        /// Whether a driving call is in progress (on any thread), and how far shutdown has got.
+        var lifecycle = TestLoopLifecycle()
+        /// Promise jobs refused after shutdown, waiting to be abandoned (see `abandonLateJob`).
+        var lateJobs: [any PromiseJob] = []
+        /// Whether a call is abandoning late jobs; the others only add theirs to `lateJobs`.
+        var isAbandoningLateJobs = false
+        /// Whether dropped work was reported on standard error already (once per loop).
+        var hasReportedLateWork = false
+        /// Whether the test said it leaves work pending on purpose (`expectPendingWorkAtEnd()`).
+        var expectsPendingWorkAtEnd = false
     }
 
     // The core is not thread-safe; every access to it goes through this lock, and work taken
@@ -68,12 +76,17 @@ public final class TestLoop: PromiseExecutor {
 
     /// Queues `work` to run on this loop, at the current virtual time, once the test drives it.
     ///
-    /// Never runs `work` inside this call. Safe from any thread.
+    /// Never runs `work` inside this call. Safe from any thread. After ``shutdown()``, `work` is
+    /// released without running.
     public func submit(_ work: @escaping @Sendable () -> Void) {
         enqueue(.closure(work))
     }
 
     /// Queues a promise callback like ``submit(_:)``, without allocating a closure around it.
+    ///
+    /// After ``shutdown()`` the job is abandoned on the calling thread
+    /// (`PromiseJob.abandon()`): the callback does not run, what it captured is
+    /// released, and the promise it would have resolved ends cancelled.
     public func submit(job: consuming any PromiseJob) {
         enqueue(.promiseJob(consume job))
     }
@@ -85,15 +98,27 @@ public final class TestLoop: PromiseExecutor {
     /// the next ``run()``, after the work already due. Timers with equal deadlines run in
     /// scheduling order. Safe from any thread.
     ///
+    /// ``shutdown()`` releases pending timers without running them. Scheduling on a loop that was
+    /// shut down returns a handle whose work never runs: `work` is not kept, so it is released
+    /// when this call returns, and a `timeout`, `delay` or `Promise(on:…after:)` on the loop ends
+    /// cancelled.
+    ///
     /// - Returns: A handle whose `cancel()` removes the timer (in O(log n)) and releases `work`.
     public func schedule(
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) -> any PromiseScheduledWork {
         let nanoseconds = delay.schedulingNanoseconds
-        let id = state.withLock { state in
+        let id = state.withLock { state -> SchedulingCore.TimerID? in
+            guard state.lifecycle.admitsWork else { return nil }
             let time = state.core.currentTime
             let (deadline, overflow) = time.addingReportingOverflow(nanoseconds)
             return state.core.schedule(at: overflow ? .max : deadline, .closure(work))
+        }
+        guard let id else {
+            // Shut down: `work` is not kept, so the caller's release right after this call is
+            // its last (a promise timer learns from it that it will never fire).
+            reportLateWork("a closure (submit/schedule) was released without running")
+            return RefusedScheduledWork()
         }
         return TestLoopScheduledWork(loop: self, id: id)
     }
@@ -157,7 +182,7 @@ public final class TestLoop: PromiseExecutor {
     /// Runs the work that is ready now, including the work it submits, without moving the clock.
     ///
     /// Timers due at the current time (zero delays) run too, in order. Work runs on the calling
-    /// thread, before this returns.
+    /// thread, before this returns. After ``shutdown()`` this does nothing.
     public func run() {
         drive(to: state.withLock { $0.core.currentTime })
     }
@@ -168,6 +193,8 @@ public final class TestLoop: PromiseExecutor {
     /// order), with ``now`` set to each timer's deadline before it runs; work they submit or
     /// schedule runs in this same call when it is due by the target, at the virtual time it was
     /// meant for. Afterwards ``now`` is the old value plus `duration`.
+    ///
+    /// After ``shutdown()`` this does nothing, and the clock stays where it is.
     ///
     /// - Precondition: `duration` is not negative.
     public func advance(by duration: Duration) {
@@ -185,6 +212,8 @@ public final class TestLoop: PromiseExecutor {
     /// Moves the clock forward to `instant` (a virtual time, as ``now`` reads), running everything
     /// that comes due on the way, as ``advance(by:)`` does.
     ///
+    /// After ``shutdown()`` this does nothing, and the clock stays where it is.
+    ///
     /// - Precondition: `instant` is not earlier than ``now``.
     public func advance(to instant: Duration) {
         let target = instant.schedulingNanoseconds
@@ -200,7 +229,8 @@ public final class TestLoop: PromiseExecutor {
     /// deadline, until nothing is pending.
     ///
     /// Afterwards ``now`` is the deadline of the last timer that ran (it does not move when
-    /// nothing was pending). Work runs on the calling thread, before this returns.
+    /// nothing was pending). Work runs on the calling thread, before this returns. After
+    /// ``shutdown()`` this does nothing.
     ///
     /// Work that keeps scheduling more (a repeating timer) would never let the loop go idle, so
     /// after `maxSteps` items this stops the program with a precondition failure; drive such
@@ -223,23 +253,27 @@ public final class TestLoop: PromiseExecutor {
         case reachedTimeLimit
         /// `maxSteps` items ran and more were due.
         case reachedStepLimit
+        /// The loop is shut down: it was before the call, or work the call ran shut it down.
+        case shutDown
     }
 
     /// Runs items one by one in key order, moving the clock to each one's deadline, until
     /// `shouldStop()` (asked before the first item and after each) returns true, nothing is
-    /// pending, the next item is due after `limit`, or `maxSteps` items ran.
+    /// pending, the next item is due after `limit`, `maxSteps` items ran, or the loop shut down.
     func drain(maxSteps: Int, limit: UInt64?, until shouldStop: () -> Bool) -> DrainOutcome {
         enum Step {
             case run(LoopWork)
+            case tearDown
             case end(DrainOutcome)
         }
-        beginDriving()
+        guard beginDriving() else { return .shutDown }
         defer { endDriving() }
         return ExecutionFlags.running(on: self) {
             var steps = 0
             while true {
                 if shouldStop() { return .stopped }
                 let next = state.withLock { state -> Step in
+                    if state.lifecycle.beginRequestedTeardown() { return .tearDown }
                     guard let deadline = state.core.nextDeadline else { return .end(.idle) }
                     if let limit, deadline > limit {
                         _ = state.core.popNext(until: limit)  // nothing is due: moves the clock
@@ -254,6 +288,9 @@ public final class TestLoop: PromiseExecutor {
                 case .run(let work):
                     steps += 1
                     perform(work)
+                case .tearDown:
+                    tearDown()
+                    return shouldStop() ? .stopped : .shutDown
                 case .end(let outcome):
                     return outcome
                 }
@@ -261,24 +298,46 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Runs every item due by `target`, one at a time, with the lock released while each runs.
+    /// Runs every item due by `target`, one at a time, with the lock released while each runs;
+    /// tears the loop down instead when an item asked for ``shutdown()``.
     private func drive(to target: UInt64) {
-        beginDriving()
+        enum Step {
+            case run(LoopWork)
+            case tearDown
+            case done
+        }
+        guard beginDriving() else { return }
         defer { endDriving() }
         ExecutionFlags.running(on: self) {
-            while let work = state.withLock({ $0.core.popNext(until: target) }) {
-                perform(work)
+            while true {
+                let next = state.withLock { state -> Step in
+                    if state.lifecycle.beginRequestedTeardown() { return .tearDown }
+                    guard let work = state.core.popNext(until: target) else { return .done }
+                    return .run(work)
+                }
+                switch next {
+                case .run(let work):
+                    perform(work)
+                case .tearDown:
+                    tearDown()
+                    return
+                case .done:
+                    return
+                }
             }
         }
     }
 
-    private func beginDriving() {
-        let wasDriving = state.withLock { state in
-            let wasDriving = state.isDriving
-            state.isDriving = true
-            return wasDriving
-        }
-        if wasDriving {
+    /// Makes the calling driving call the loop's driver.
+    ///
+    /// - Returns: False when the loop was shut down: the call does nothing.
+    private func beginDriving() -> Bool {
+        switch state.withLock({ $0.lifecycle.claim() }) {
+        case .claimed:
+            return true
+        case .closed:
+            return false
+        case .alreadyDriven:
             precondition(
                 !isCurrent,
                 "TestLoop driven from inside its own work; drive it from the test, and submit work instead of running it inline"
@@ -288,12 +347,16 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
+    /// Ends a driving call; tears the loop down first if another thread asked for ``shutdown()``
+    /// after the call last looked.
     private func endDriving() {
-        state.withLock { $0.isDriving = false }
+        if state.withLock({ $0.lifecycle.release() }) {
+            ExecutionFlags.running(on: self) { tearDown() }
+        }
     }
 
     /// Runs one item on the calling thread.
-    private func perform(_ work: consuming LoopWork) {
+    func perform(_ work: consuming LoopWork) {
         switch work {
         case .closure(let body):
             body()
@@ -310,8 +373,15 @@ public final class TestLoop: PromiseExecutor {
 
     // MARK: - Internals for the handle and the executor conformances
 
+    /// Queues `work` to run now, or refuses it (on the calling thread) after shutdown.
     func enqueue(_ work: LoopWork) {
-        state.withLock { $0.core.enqueue(work) }
+        let refused = state.withLock { state -> LoopWork? in
+            guard state.lifecycle.admitsWork else { return work }
+            state.core.enqueue(work)
+            return nil
+        }
+        // Refused after unlocking: abandoning a job runs promise callbacks.
+        if let refused { refuseLateWork(refused) }
     }
 
     func cancel(_ id: SchedulingCore.TimerID) {

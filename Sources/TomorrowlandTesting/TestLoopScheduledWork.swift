@@ -15,3 +15,10 @@ struct TestLoopScheduledWork: PromiseScheduledWork {
         loop.cancel(id)
     }
 }
+
+/// The handle ``TestLoop/schedule(after:_:)`` returns after shutdown: the work was not kept, so
+/// there is nothing to cancel.
+struct RefusedScheduledWork: PromiseScheduledWork {
+    /// Does nothing: the work never ran and is released already.
+    func cancel() {}
+}

@@ -140,12 +140,13 @@ struct KeyValueAbsoluteExpiryTests {
         #expect(kv.send("SET", "k", "v", "EXAT", "0") == "-ERR invalid expire time in 'set' command\r\n")
     }
 
-    @Test func ttlRoundsHalfASecondUp() {
-        let loop = TestLoop()
-        let kv = CommandHarness(clock: KeyValueClock { loop.now })
-        kv.send("SET", "k", "v", "PX", "1500")
-        #expect(kv.send("TTL", "k") == ":2\r\n")
-        kv.send("SET", "k", "v", "PX", "1499")
-        #expect(kv.send("TTL", "k") == ":1\r\n")
+    @Test func ttlRoundsHalfASecondUp() throws {
+        try withTestLoop { loop in
+            let kv = CommandHarness(clock: KeyValueClock { loop.now })
+            kv.send("SET", "k", "v", "PX", "1500")
+            #expect(kv.send("TTL", "k") == ":2\r\n")
+            kv.send("SET", "k", "v", "PX", "1499")
+            #expect(kv.send("TTL", "k") == ":1\r\n")
+        }
     }
 }

@@ -223,6 +223,7 @@ struct ProbeSchedulerTests {
         #expect(runScheduler(loop, scheduler) == .completed(rounds: 2))
         #expect(prober.attempts(web) == [.zero, .seconds(12)])
         #expect(reports.roundEnds == [.seconds(12), .seconds(13)])
+        try loop.checkNoPendingWork()
     }
 
     @Test func stoppingCancelsTheProbesInFlight() throws {

@@ -73,16 +73,16 @@ struct StrictConcurrencyUsageTests {
     }
 
     @Test func slowRequestsTimeOut() throws {
-        let loop = TestLoop()
-        let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
-        let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
+        try withTestLoop { loop in
+            let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
+            let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
 
-        loop.advance(by: .seconds(29))
-        #expect(guarded.result == nil)
-        loop.advance(by: .seconds(1))
-        let error = try loop.expectError(of: guarded)
-        #expect(error is PromiseTimeoutError<Swift.Error>)
-        try loop.checkNoPendingWork()
+            loop.advance(by: .seconds(29))
+            #expect(guarded.result == nil)
+            loop.advance(by: .seconds(1))
+            let error = try loop.expectError(of: guarded)
+            #expect(error is PromiseTimeoutError<Swift.Error>)
+        }
     }
 
     @Test func cancellationAndTokens() async {
@@ -116,28 +116,29 @@ struct StrictConcurrencyUsageTests {
         #expect(try await combined.value == [1, 2])
     }
 
-    @Test func taskCancellationReachesThePromise() async {
-        let loop = TestLoop()
-        let log = Log()
-        let keep = LoopBound<[StdPromise<Int>.Resolver]>([], on: loop)
-        @Sendable func request() -> StdPromise<Int> {
-            let (promise, resolver) = StdPromise<Int>.makeWithResolver()
-            resolver.onRequestCancel(on: .immediate) { resolver in
-                log.record("cancel requested")
-                resolver.cancel()
+    @Test func taskCancellationReachesThePromise() async throws {
+        try await withTestLoop { loop in
+            let log = Log()
+            let keep = LoopBound<[StdPromise<Int>.Resolver]>([], on: loop)
+            @Sendable func request() -> StdPromise<Int> {
+                let (promise, resolver) = StdPromise<Int>.makeWithResolver()
+                resolver.onRequestCancel(on: .immediate) { resolver in
+                    log.record("cancel requested")
+                    resolver.cancel()
+                }
+                keep.value.append(resolver)
+                return promise
             }
-            keep.value.append(resolver)
-            return promise
+            let task = Task(executorPreference: loop) {
+                // Awaited as a temporary: no handle is left to pin the promise.
+                try await request().value
+            }
+            loop.run()
+            task.cancel()
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(log.all == ["cancel requested"])
         }
-        let task = Task(executorPreference: loop) {
-            // Awaited as a temporary: no handle is left to pin the promise.
-            try await request().value
-        }
-        loop.run()
-        task.cancel()
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(log.all == ["cancel requested"])
     }
 
     @Test func actorsAndStateOnALoop() async throws {

@@ -132,17 +132,17 @@ struct DocCExampleTests {
 
     // Getting Started: the chain's other outcomes, on the same function.
     @Test func theLookupChainMapsAndRejects() throws {
-        let loop = TestLoop()
-        let store: @Sendable (Int) -> StdPromise<String?> = { id in
-            StdPromise<String?>(fulfilled: id == 1 ? "grace" : nil)
+        try withTestLoop { loop in
+            let store: @Sendable (Int) -> StdPromise<String?> = { id in
+                StdPromise<String?>(fulfilled: id == 1 ? "grace" : nil)
+            }
+            let found = loadName(id: 1, from: store, on: .loop(loop), limit: .seconds(5))
+            #expect(try loop.expectValue(of: found) == "GRACE")
+            let missing = loadName(id: 2, from: store, on: .loop(loop), limit: .seconds(5))
+            let error = try loop.expectError(of: missing)
+            #expect(error as? LookupError == .notFound(id: 2))
+            loop.run()
         }
-        let found = loadName(id: 1, from: store, on: .loop(loop), limit: .seconds(5))
-        #expect(try loop.expectValue(of: found) == "GRACE")
-        let missing = loadName(id: 2, from: store, on: .loop(loop), limit: .seconds(5))
-        let error = try loop.expectError(of: missing)
-        #expect(error as? LookupError == .notFound(id: 2))
-        loop.run()
-        try loop.checkNoPendingWork()
     }
 
     // Getting Started, "Make a promise".
@@ -216,24 +216,39 @@ struct DocCExampleTests {
         #expect(results?[2].value == 3)
     }
 
+    // TomorrowlandTesting's root page.
+    @Test func slowRequestsTimeOut() throws {
+        try withTestLoop { loop in
+            let (request, _) = Promise<String, Swift.Error>.makeWithResolver()
+            let guarded = request.timeout(on: .loop(loop), delay: .seconds(30))
+
+            loop.advance(by: .seconds(29))
+            #expect(guarded.result == nil)
+            loop.advance(by: .seconds(1))
+            let error = try loop.expectError(of: guarded)
+            #expect(error is PromiseTimeoutError<Swift.Error>)
+        }
+    }
+
     // Deterministic Tests with TestLoop, the retry test.
     @Test func retriesAfterATimeoutAndAFailure() throws {
-        let loop = TestLoop()
-        let attempts = LockedLog()
-        let page = fetchWithRetry(on: .loop(loop)) { attempt in
-            attempts.append("\(attempt) at \(loop.now)")
-            switch attempt {
-            case 1: return StdPromise<String>(on: .loop(loop), fulfilled: "late", after: .seconds(60))
-            case 2: return StdPromise<String>(rejected: FetchError.unavailable)
-            default: return StdPromise<String>(fulfilled: "page")
+        try withTestLoop { loop in
+            let attempts = LockedLog()
+            let page = fetchWithRetry(on: .loop(loop)) { attempt in
+                attempts.append("\(attempt) at \(loop.now)")
+                switch attempt {
+                case 1: return StdPromise<String>(on: .loop(loop), fulfilled: "late", after: .seconds(60))
+                case 2: return StdPromise<String>(rejected: FetchError.unavailable)
+                default: return StdPromise<String>(fulfilled: "page")
+                }
             }
-        }
 
-        #expect(try loop.expectValue(of: page) == "page")
-        // Attempt 1 times out at 5 s (and its 60 s timer is cancelled); attempt 2 starts 1 s later
-        // and fails at once; attempt 3 starts 2 s after that.
-        #expect(attempts.entries == ["1 at 0.0 seconds", "2 at 6.0 seconds", "3 at 8.0 seconds"])
-        try loop.checkNoPendingWork()
+            let fetched = try loop.expectValue(of: page)
+            #expect(fetched == "page")
+            // Attempt 1 times out at 5 s (and its 60 s timer is cancelled); attempt 2 starts 1 s later
+            // and fails at once; attempt 3 starts 2 s after that.
+            #expect(attempts.entries == ["1 at 0.0 seconds", "2 at 6.0 seconds", "3 at 8.0 seconds"])
+        }
     }
 }
 

@@ -11,87 +11,91 @@ private final class Session {
 
 @Suite("Loop-bound state and isolated promise callbacks on a TestLoop")
 struct LoopIsolationTests {
-    @Test func loopBoundStateIsReadAndWrittenInsideTheLoopsWork() {
-        let loop = TestLoop()
-        let session = LoopBound(Session(), on: loop)
-        let log = EventLog()
-        loop.submit { session.value.decoded.append("a") }
-        loop.submit {
-            session.withValue { $0.stored.append("b") }
-            log.record("\(session.value.decoded) \(session.value.stored)")
+    @Test func loopBoundStateIsReadAndWrittenInsideTheLoopsWork() throws {
+        try withTestLoop { loop in
+            let session = LoopBound(Session(), on: loop)
+            let log = EventLog()
+            loop.submit { session.value.decoded.append("a") }
+            loop.submit {
+                session.withValue { $0.stored.append("b") }
+                log.record("\(session.value.decoded) \(session.value.stored)")
+            }
+            loop.run()
+            #expect(log.events == [#"["a"] ["b"]"#])
         }
-        loop.run()
-        #expect(log.events == [#"["a"] ["b"]"#])
     }
 
-    @Test func loopBoundStateCanBeReplacedOnTheLoop() {
-        let loop = TestLoop()
-        let counter = LoopBound(0, on: loop)
-        let log = EventLog()
-        for _ in 0..<3 { loop.submit { counter.value += 1 } }
-        loop.submit { log.record("\(counter.value)") }
-        loop.run()
-        #expect(log.events == ["3"])
+    @Test func loopBoundStateCanBeReplacedOnTheLoop() throws {
+        try withTestLoop { loop in
+            let counter = LoopBound(0, on: loop)
+            let log = EventLog()
+            for _ in 0..<3 { loop.submit { counter.value += 1 } }
+            loop.submit { log.record("\(counter.value)") }
+            loop.run()
+            #expect(log.events == ["3"])
+        }
     }
 
-    @Test func isolatedCallbacksRunOnTheLoopWithNonSendableState() {
-        let loop = TestLoop()
-        let log = EventLog()
-        let (promise, resolver) = Promise<String, String>.makeWithResolver()
-        loop.submit {
-            let session = Session()  // lives on the loop; captured by non-Sendable closures
-            promise.isolated(to: loop)
-                .map { value -> String in
-                    session.decoded.append(value)
-                    return value.uppercased()
-                }
-                .then { value in
-                    session.stored.append(value)
-                    log.record("on loop: \(loop.isCurrent), \(session.decoded) \(session.stored)")
-                }
+    @Test func isolatedCallbacksRunOnTheLoopWithNonSendableState() throws {
+        try withTestLoop { loop in
+            let log = EventLog()
+            let (promise, resolver) = Promise<String, String>.makeWithResolver()
+            loop.submit {
+                let session = Session()  // lives on the loop; captured by non-Sendable closures
+                promise.isolated(to: loop)
+                    .map { value -> String in
+                        session.decoded.append(value)
+                        return value.uppercased()
+                    }
+                    .then { value in
+                        session.stored.append(value)
+                        log.record("on loop: \(loop.isCurrent), \(session.decoded) \(session.stored)")
+                    }
+            }
+            loop.run()
+            resolver.fulfill(with: "x")
+            #expect(log.events.isEmpty)  // callbacks wait for the loop
+            loop.run()
+            #expect(log.events == [#"on loop: true, ["x"] ["X"]"#])
         }
-        loop.run()
-        resolver.fulfill(with: "x")
-        #expect(log.events.isEmpty)  // callbacks wait for the loop
-        loop.run()
-        #expect(log.events == [#"on loop: true, ["x"] ["X"]"#])
     }
 
     @Test func isolatedCatchAlwaysAndFlatMapRunOnTheLoop() throws {
-        let loop = TestLoop()
-        let log = EventLog()
-        let result = LoopBound<IsolatedPromise<Int, String>?>(nil, on: loop)
-        loop.submit {
-            let seen = Session()
-            let chain = Promise<Int, String>(rejected: "bad").isolated(to: loop)
-                .catch { seen.decoded.append($0) }
-                .flatMap { Promise(fulfilled: $0 + 1) }
-                .always { outcome in
-                    seen.stored.append("\(outcome)")
-                    log.record("\(seen.decoded) on loop: \(loop.isCurrent)")
-                }
-            result.value = chain
+        try withTestLoop { loop in
+            let log = EventLog()
+            let result = LoopBound<IsolatedPromise<Int, String>?>(nil, on: loop)
+            loop.submit {
+                let seen = Session()
+                let chain = Promise<Int, String>(rejected: "bad").isolated(to: loop)
+                    .catch { seen.decoded.append($0) }
+                    .flatMap { Promise(fulfilled: $0 + 1) }
+                    .always { outcome in
+                        seen.stored.append("\(outcome)")
+                        log.record("\(seen.decoded) on loop: \(loop.isCurrent)")
+                    }
+                result.value = chain
+            }
+            loop.run()
+            #expect(log.events == [#"["bad"] on loop: true"#])
+            let done = LoopBound<PromiseResult<Int, String>?>(nil, on: loop)
+            loop.submit { done.value = result.value?.promise.result }
+            loop.run()
+            loop.submit { log.record("\(done.value.map { $0 == .error("bad") } ?? false)") }
+            loop.run()
+            #expect(log.events.last == "true")
         }
-        loop.run()
-        #expect(log.events == [#"["bad"] on loop: true"#])
-        let done = LoopBound<PromiseResult<Int, String>?>(nil, on: loop)
-        loop.submit { done.value = result.value?.promise.result }
-        loop.run()
-        loop.submit { log.record("\(done.value.map { $0 == .error("bad") } ?? false)") }
-        loop.run()
-        #expect(log.events.last == "true")
-        try loop.checkNoPendingWork()
     }
 
-    @Test func anActorPinnedToTheLoopSharesItsIsolationWithLoopWork() async {
-        let loop = TestLoop()
-        let counter = LoopBoundCounter(loop: loop)
-        let seen = EventLog()
-        loop.submit { seen.record("isolating: \(loop.isIsolatingCurrentContext() == true)") }
-        loop.submit { seen.record("value: \(counter.valueAssumingIsolation())") }
-        loop.run()
-        #expect(seen.events == ["isolating: true", "value: 0"])
-        #expect(loop.isIsolatingCurrentContext() == false)
+    @Test func anActorPinnedToTheLoopSharesItsIsolationWithLoopWork() async throws {
+        try withTestLoop { loop in
+            let counter = LoopBoundCounter(loop: loop)
+            let seen = EventLog()
+            loop.submit { seen.record("isolating: \(loop.isIsolatingCurrentContext() == true)") }
+            loop.submit { seen.record("value: \(counter.valueAssumingIsolation())") }
+            loop.run()
+            #expect(seen.events == ["isolating: true", "value: 0"])
+            #expect(loop.isIsolatingCurrentContext() == false)
+        }
     }
 }
 

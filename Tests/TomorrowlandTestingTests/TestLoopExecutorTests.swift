@@ -27,103 +27,110 @@ actor LoopBoundCounter {
 
 @Suite("TestLoop as a SerialExecutor and TaskExecutor")
 struct TestLoopExecutorTests {
-    @Test func aTaskPreferringTheLoopRunsOnlyWhenTheTestDrivesIt() async {
-        let loop = TestLoop()
-        let log = EventLog()
-        let task = Task(executorPreference: loop) {
-            log.record("task on loop: \(loop.isCurrent)")
-            return 42
-        }
-        #expect(loop.readyCount == 1)
-        #expect(log.events.isEmpty)
-        loop.run()
-        #expect(log.events == ["task on loop: true"])
-        #expect(await task.value == 42)
-        #expect(loop.pendingWorkCount == 0)
-    }
-
-    @Test func jobsShareTheFIFOWithSubmittedClosures() async {
-        let loop = TestLoop()
-        let log = EventLog()
-        loop.submit { log.record("closure before") }
-        let task = Task(executorPreference: loop) { log.record("job") }
-        loop.submit { log.record("closure after") }
-        loop.run()
-        #expect(log.events == ["closure before", "job", "closure after"])
-        await task.value
-    }
-
-    @Test func aResumedContinuationComesBackOntoTheLoopAndWaitsForTheNextRun() async {
-        let loop = TestLoop()
-        let log = EventLog()
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task(executorPreference: loop) {
-            for await value in stream {
-                log.record("got \(value) on loop: \(loop.isCurrent)")
+    @Test func aTaskPreferringTheLoopRunsOnlyWhenTheTestDrivesIt() async throws {
+        try await withTestLoop { loop in
+            let log = EventLog()
+            let task = Task(executorPreference: loop) {
+                log.record("task on loop: \(loop.isCurrent)")
+                return 42
             }
-            log.record("finished")
+            #expect(loop.readyCount == 1)
+            #expect(log.events.isEmpty)
+            loop.run()
+            #expect(log.events == ["task on loop: true"])
+            #expect(await task.value == 42)
+            #expect(loop.pendingWorkCount == 0)
         }
-        loop.run()  // the task starts and suspends, waiting for the stream
-        #expect(log.events.isEmpty)
-        #expect(loop.pendingWorkCount == 0)
-        continuation.yield(1)
-        #expect(log.events.isEmpty)
-        #expect(loop.readyCount == 1)
-        loop.run()
-        #expect(log.events == ["got 1 on loop: true"])
-        continuation.finish()
-        loop.run()
-        #expect(log.events == ["got 1 on loop: true", "finished"])
-        await task.value
     }
 
-    @Test func actorsUsingTheLoopAsExecutorRunTheirMethodsOnIt() async {
-        let loop = TestLoop()
-        let counter = LoopBoundCounter(loop: loop)
-        let task = Task(executorPreference: loop) { await counter.increment() }
-        loop.run()
-        #expect(await task.value == true)
-        let value = Task(executorPreference: loop) { await counter.value }
-        loop.run()
-        #expect(await value.value == 1)
-    }
-
-    @Test func callingAnActorOnTheLoopIsAHopThatQueuesBehindWorkAlreadySubmitted() async {
-        let loop = TestLoop()
-        let log = EventLog()
-        let counter = LoopBoundCounter(loop: loop)
-        let task = Task(executorPreference: loop) {
-            log.record("task")
-            let onLoop = await counter.increment()
-            log.record("actor ran on loop: \(onLoop)")
+    @Test func jobsShareTheFIFOWithSubmittedClosures() async throws {
+        try await withTestLoop { loop in
+            let log = EventLog()
+            loop.submit { log.record("closure before") }
+            let task = Task(executorPreference: loop) { log.record("job") }
+            loop.submit { log.record("closure after") }
+            loop.run()
+            #expect(log.events == ["closure before", "job", "closure after"])
+            await task.value
         }
-        loop.submit { log.record("submitted after the task") }
-        loop.run()
-        #expect(log.events == ["task", "submitted after the task", "actor ran on loop: true"])
-        await task.value
     }
 
-    @Test func assumeIsolatedSucceedsInsideWorkTheLoopRuns() {
-        let loop = TestLoop()
-        let counter = LoopBoundCounter(loop: loop)
-        let seen = LockedValue<Int?>(nil)
-        loop.submit {
-            let value = counter.valueAssumingIsolation()
-            seen.withLock { $0 = value }
-        }
-        loop.run()
-        #expect(seen.withLock { $0 } == 0)
-    }
-
-    @Test func aJobStartedByATimerSeesThatTimersVirtualTime() async {
-        let loop = TestLoop()
-        let log = EventLog()
-        _ = loop.schedule(after: .seconds(2)) {
-            Task(executorPreference: loop) { [log, loop] in
-                log.record("job@\(loop.nowInMilliseconds)")
+    @Test func aResumedContinuationComesBackOntoTheLoopAndWaitsForTheNextRun() async throws {
+        try await withTestLoop { loop in
+            let log = EventLog()
+            let (stream, continuation) = AsyncStream<Int>.makeStream()
+            let task = Task(executorPreference: loop) {
+                for await value in stream {
+                    log.record("got \(value) on loop: \(loop.isCurrent)")
+                }
+                log.record("finished")
             }
+            loop.run()  // the task starts and suspends, waiting for the stream
+            #expect(log.events.isEmpty)
+            #expect(loop.pendingWorkCount == 0)
+            continuation.yield(1)
+            #expect(log.events.isEmpty)
+            #expect(loop.readyCount == 1)
+            loop.run()
+            #expect(log.events == ["got 1 on loop: true"])
+            continuation.finish()
+            loop.run()
+            #expect(log.events == ["got 1 on loop: true", "finished"])
+            await task.value
         }
-        loop.advance(by: .seconds(3))
-        #expect(log.events == ["job@2000"])
+    }
+
+    @Test func actorsUsingTheLoopAsExecutorRunTheirMethodsOnIt() async throws {
+        try await withTestLoop { loop in
+            let counter = LoopBoundCounter(loop: loop)
+            let task = Task(executorPreference: loop) { await counter.increment() }
+            loop.run()
+            #expect(await task.value == true)
+            let value = Task(executorPreference: loop) { await counter.value }
+            loop.run()
+            #expect(await value.value == 1)
+        }
+    }
+
+    @Test func callingAnActorOnTheLoopIsAHopThatQueuesBehindWorkAlreadySubmitted() async throws {
+        try await withTestLoop { loop in
+            let log = EventLog()
+            let counter = LoopBoundCounter(loop: loop)
+            let task = Task(executorPreference: loop) {
+                log.record("task")
+                let onLoop = await counter.increment()
+                log.record("actor ran on loop: \(onLoop)")
+            }
+            loop.submit { log.record("submitted after the task") }
+            loop.run()
+            #expect(log.events == ["task", "submitted after the task", "actor ran on loop: true"])
+            await task.value
+        }
+    }
+
+    @Test func assumeIsolatedSucceedsInsideWorkTheLoopRuns() throws {
+        try withTestLoop { loop in
+            let counter = LoopBoundCounter(loop: loop)
+            let seen = LockedValue<Int?>(nil)
+            loop.submit {
+                let value = counter.valueAssumingIsolation()
+                seen.withLock { $0 = value }
+            }
+            loop.run()
+            #expect(seen.withLock { $0 } == 0)
+        }
+    }
+
+    @Test func aJobStartedByATimerSeesThatTimersVirtualTime() async throws {
+        try withTestLoop { loop in
+            let log = EventLog()
+            _ = loop.schedule(after: .seconds(2)) {
+                Task(executorPreference: loop) { [log, loop] in
+                    log.record("job@\(loop.nowInMilliseconds)")
+                }
+            }
+            loop.advance(by: .seconds(3))
+            #expect(log.events == ["job@2000"])
+        }
     }
 }

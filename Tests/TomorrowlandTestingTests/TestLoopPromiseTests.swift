@@ -12,147 +12,162 @@ private func fulfilled(_ value: Int, after delay: Duration, on loop: TestLoop) -
 @Suite("TestLoop promise helpers")
 struct TestLoopPromiseTests {
     @Test func runUntilAPromiseAdvancesThroughTimersAndStopsRightAfterItResolves() throws {
-        let loop = TestLoop()
-        let log = EventLog()
-        let promise = fulfilled(7, after: .seconds(5), on: loop)
-        let mapped = promise.map(on: .loop(loop)) { value in
-            log.record("mapped \(value)")
-            return value * 2
+        try withTestLoop { loop in
+            let log = EventLog()
+            let promise = fulfilled(7, after: .seconds(5), on: loop)
+            let mapped = promise.map(on: .loop(loop)) { value in
+                log.record("mapped \(value)")
+                return value * 2
+            }
+            _ = loop.schedule(after: .seconds(9)) { log.record("later timer") }
+            let result = try loop.run(until: promise)
+            #expect(result == .value(7))
+            #expect(loop.now == .seconds(5))
+            #expect(log.events.isEmpty)  // the map callback was submitted, not run
+            #expect(loop.readyCount == 1)
+            #expect(try loop.run(until: mapped) == .value(14))
+            #expect(log.events == ["mapped 7"])
+            #expect(loop.now == .seconds(5))
+            loop.runAll()
         }
-        _ = loop.schedule(after: .seconds(9)) { log.record("later timer") }
-        let result = try loop.run(until: promise)
-        #expect(result == .value(7))
-        #expect(loop.now == .seconds(5))
-        #expect(log.events.isEmpty)  // the map callback was submitted, not run
-        #expect(loop.readyCount == 1)
-        #expect(try loop.run(until: mapped) == .value(14))
-        #expect(log.events == ["mapped 7"])
-        #expect(loop.now == .seconds(5))
-        loop.runAll()
-        try loop.checkNoPendingWork()
     }
 
     @Test func runUntilAnAlreadyResolvedPromiseRunsNothing() throws {
-        let loop = TestLoop()
-        let log = EventLog()
-        loop.submit { log.record("ready") }
-        #expect(try loop.run(until: Promise<Int, String>(fulfilled: 1)) == .value(1))
-        #expect(log.events.isEmpty)
-        #expect(loop.readyCount == 1)
-        loop.run()
+        try withTestLoop { loop in
+            let log = EventLog()
+            loop.submit { log.record("ready") }
+            let result = try loop.run(until: Promise<Int, String>(fulfilled: 1))
+            #expect(result == .value(1))
+            #expect(log.events.isEmpty)
+            #expect(loop.readyCount == 1)
+            loop.run()
+        }
     }
 
-    @Test func runUntilAPromiseTheLoopCanNeverResolveFailsSayingSo() {
-        let loop = TestLoop()
-        let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-        _ = loop.schedule(after: .seconds(2)) {}
-        let failure = #expect(throws: TestLoopFailure.self) { try loop.run(until: promise) }
-        #expect(failure?.description.contains("can never resolve on this TestLoop") == true)
-        #expect(failure?.description.contains("went idle at 2.0 seconds") == true)
-        resolver.cancel()
+    @Test func runUntilAPromiseTheLoopCanNeverResolveFailsSayingSo() throws {
+        try withTestLoop { loop in
+            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+            _ = loop.schedule(after: .seconds(2)) {}
+            let failure = #expect(throws: TestLoopFailure.self) { try loop.run(until: promise) }
+            #expect(failure?.description.contains("can never resolve on this TestLoop") == true)
+            #expect(failure?.description.contains("went idle at 2.0 seconds") == true)
+            resolver.cancel()
+        }
     }
 
     @Test func runUntilFailsAtTheTimeLimitAndLeavesTheClockThere() throws {
-        let loop = TestLoop()
-        let promise = fulfilled(1, after: .seconds(10), on: loop)
-        let failure = #expect(throws: TestLoopFailure.self) {
-            try loop.run(until: promise, timeLimit: .seconds(4))
+        try withTestLoop { loop in
+            let promise = fulfilled(1, after: .seconds(10), on: loop)
+            let failure = #expect(throws: TestLoopFailure.self) {
+                try loop.run(until: promise, timeLimit: .seconds(4))
+            }
+            #expect(failure?.description.contains("did not resolve within 4.0 seconds") == true)
+            #expect(failure?.description.contains("the next due at 10.0 seconds") == true)
+            #expect(loop.now == .seconds(4))
+            let result = try loop.run(until: promise)
+            #expect(result == .value(1))
+            #expect(loop.now == .seconds(10))
         }
-        #expect(failure?.description.contains("did not resolve within 4.0 seconds") == true)
-        #expect(failure?.description.contains("the next due at 10.0 seconds") == true)
-        #expect(loop.now == .seconds(4))
-        #expect(try loop.run(until: promise) == .value(1))
-        #expect(loop.now == .seconds(10))
     }
 
-    @Test func runUntilFailsWhenWorkNeverGoesIdle() {
-        let loop = TestLoop()
-        let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-        @Sendable func tick() { _ = loop.schedule(after: .seconds(1)) { tick() } }
-        tick()
-        let failure = #expect(throws: TestLoopFailure.self) {
-            try loop.run(until: promise, maxSteps: 50)
+    @Test func runUntilFailsWhenWorkNeverGoesIdle() throws {
+        try withTestLoop { loop in
+            // A ticker that never stops: its next tick is still pending at the end.
+            loop.expectPendingWorkAtEnd()
+            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+            @Sendable func tick() { _ = loop.schedule(after: .seconds(1)) { tick() } }
+            tick()
+            let failure = #expect(throws: TestLoopFailure.self) {
+                try loop.run(until: promise, maxSteps: 50)
+            }
+            #expect(failure?.description.contains("within 50 steps") == true)
+            #expect(loop.now == .seconds(50))
+            resolver.cancel()
         }
-        #expect(failure?.description.contains("within 50 steps") == true)
-        #expect(loop.now == .seconds(50))
-        resolver.cancel()
     }
 
     @Test func expectValueReturnsTheValue() throws {
-        let loop = TestLoop()
-        #expect(try loop.expectValue(of: fulfilled(3, after: .milliseconds(1), on: loop)) == 3)
+        try withTestLoop { loop in
+            let value = try loop.expectValue(of: fulfilled(3, after: .milliseconds(1), on: loop))
+            #expect(value == 3)
+        }
     }
 
-    @Test func expectValueNamesTheErrorThatHappenedInstead() {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.reject(with: "boom") }
-        let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
-        #expect(
-            failure?.description
-                == "Expected the promise to be fulfilled with a value, but it was rejected with \"boom\" at 0.0 seconds"
-        )
+    @Test func expectValueNamesTheErrorThatHappenedInstead() throws {
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.reject(with: "boom") }
+            let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
+            #expect(
+                failure?.description
+                    == "Expected the promise to be fulfilled with a value, but it was rejected with \"boom\" at 0.0 seconds"
+            )
+        }
     }
 
-    @Test func expectValueNamesACancellation() {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.cancel() }
-        let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
-        #expect(failure?.description.contains("but it was cancelled") == true)
+    @Test func expectValueNamesACancellation() throws {
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.cancel() }
+            let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
+            #expect(failure?.description.contains("but it was cancelled") == true)
+        }
     }
 
     @Test func expectErrorReturnsTheErrorAndNamesAValueInstead() throws {
-        let loop = TestLoop()
-        let rejected = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.reject(with: "boom") }
-        #expect(try loop.expectError(of: rejected) == "boom")
-        let failure = #expect(throws: TestLoopFailure.self) {
-            try loop.expectError(of: fulfilled(42, after: .seconds(1), on: loop))
+        try withTestLoop { loop in
+            let rejected = Promise<Int, String>(on: .loop(loop)) { resolver in resolver.reject(with: "boom") }
+            let error = try loop.expectError(of: rejected)
+            #expect(error == "boom")
+            let failure = #expect(throws: TestLoopFailure.self) {
+                try loop.expectError(of: fulfilled(42, after: .seconds(1), on: loop))
+            }
+            #expect(
+                failure?.description
+                    == "Expected the promise to be rejected with an error, but it was fulfilled with 42 at 1.0 seconds")
         }
-        #expect(
-            failure?.description
-                == "Expected the promise to be rejected with an error, but it was fulfilled with 42 at 1.0 seconds")
     }
 
     @Test func expectCancellationPassesOnCancelAndNamesAnythingElse() throws {
-        let loop = TestLoop()
-        let promise = fulfilled(5, after: .seconds(3), on: loop)
-        _ = loop.schedule(after: .seconds(1)) { promise.requestCancel() }
-        // `fulfilled` ignores cancel requests, so the value wins at 3 s.
-        let failure = #expect(throws: TestLoopFailure.self) { try loop.expectCancellation(of: promise) }
-        #expect(failure?.description.contains("but it was fulfilled with 5 at 3.0 seconds") == true)
+        try withTestLoop { loop in
+            let promise = fulfilled(5, after: .seconds(3), on: loop)
+            _ = loop.schedule(after: .seconds(1)) { promise.requestCancel() }
+            // `fulfilled` ignores cancel requests, so the value wins at 3 s.
+            let failure = #expect(throws: TestLoopFailure.self) { try loop.expectCancellation(of: promise) }
+            #expect(failure?.description.contains("but it was fulfilled with 5 at 3.0 seconds") == true)
 
-        let cancellable = Promise<Int, String>(on: .loop(loop)) { resolver in
-            let timer = loop.schedule(after: .seconds(10)) { resolver.fulfill(with: 1) }
-            resolver.onRequestCancel(on: .loop(loop)) { resolver in
-                timer.cancel()
-                resolver.cancel()
+            let cancellable = Promise<Int, String>(on: .loop(loop)) { resolver in
+                let timer = loop.schedule(after: .seconds(10)) { resolver.fulfill(with: 1) }
+                resolver.onRequestCancel(on: .loop(loop)) { resolver in
+                    timer.cancel()
+                    resolver.cancel()
+                }
             }
+            _ = loop.schedule(after: .seconds(1)) { cancellable.requestCancel() }
+            try loop.expectCancellation(of: cancellable)
+            #expect(loop.now == .seconds(4))
         }
-        _ = loop.schedule(after: .seconds(1)) { cancellable.requestCancel() }
-        try loop.expectCancellation(of: cancellable)
-        #expect(loop.now == .seconds(4))
-        try loop.checkNoPendingWork()
     }
 
-    @Test func expectationsFailClearlyWhenThePromiseNeverResolves() {
-        let loop = TestLoop()
-        let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-        let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
-        #expect(failure?.description.contains("can never resolve") == true)
-        resolver.cancel()
+    @Test func expectationsFailClearlyWhenThePromiseNeverResolves() throws {
+        try withTestLoop { loop in
+            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+            let failure = #expect(throws: TestLoopFailure.self) { try loop.expectValue(of: promise) }
+            #expect(failure?.description.contains("can never resolve") == true)
+            resolver.cancel()
+        }
     }
 }
 
 extension TestLoopPromiseTests {
     /// The example in `TestLoop`'s documentation, kept compiling and true.
     @Test func theDocumentationExampleHolds() throws {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
-            _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .loop(loop)) { resolver in
+                _ = loop.schedule(after: .seconds(5)) { resolver.fulfill(with: 1) }
+            }
+            loop.advance(by: .seconds(4))
+            #expect(promise.result == nil)
+            loop.advance(by: .seconds(1))
+            #expect(promise.result == .value(1))
         }
-        loop.advance(by: .seconds(4))
-        #expect(promise.result == nil)
-        loop.advance(by: .seconds(1))
-        #expect(promise.result == .value(1))
-        try loop.checkNoPendingWork()
     }
 }

@@ -6,37 +6,38 @@ import TomorrowlandTesting
 @Suite("Promise(on:…after:)")
 struct AfterInitializerTests {
     @Test func fulfilsExactlyAfterTheDelayOnTheContextsTimer() throws {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .loop(loop), fulfilled: 7, after: 5)
-        #expect(loop.nextTimerDeadline == .seconds(5))
-        loop.advance(by: .milliseconds(4_999))
-        #expect(promise.result == nil)
-        loop.advance(by: .milliseconds(1))
-        #expect(promise.result == .value(7))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .loop(loop), fulfilled: 7, after: 5)
+            #expect(loop.nextTimerDeadline == .seconds(5))
+            loop.advance(by: .milliseconds(4_999))
+            #expect(promise.result == nil)
+            loop.advance(by: .milliseconds(1))
+            #expect(promise.result == .value(7))
+        }
     }
 
     @Test func rejectsOrResolvesWithAnyResultIncludingCancelled() throws {
-        let loop = TestLoop()
-        let rejected = Promise<Int, String>(on: .loop(loop), rejected: "no", after: .seconds(1))
-        let cancelled = Promise<Int, String>(on: .loop(loop), with: .cancelled, after: 2)
-        let resolved = Promise<Int, String>(on: .loop(loop), with: .value(3), after: .seconds(3))
-        loop.advance(by: .seconds(1))
-        #expect(rejected.result == .error("no"))
-        #expect(cancelled.result == nil)
-        loop.advance(by: .seconds(1))
-        #expect(cancelled.result == .cancelled)
-        loop.advance(by: .seconds(1))
-        #expect(resolved.result == .value(3))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let rejected = Promise<Int, String>(on: .loop(loop), rejected: "no", after: .seconds(1))
+            let cancelled = Promise<Int, String>(on: .loop(loop), with: .cancelled, after: 2)
+            let resolved = Promise<Int, String>(on: .loop(loop), with: .value(3), after: .seconds(3))
+            loop.advance(by: .seconds(1))
+            #expect(rejected.result == .error("no"))
+            #expect(cancelled.result == nil)
+            loop.advance(by: .seconds(1))
+            #expect(cancelled.result == .cancelled)
+            loop.advance(by: .seconds(1))
+            #expect(resolved.result == .value(3))
+        }
     }
 
     @available(*, deprecated, message: "exercises the deprecated spelling")
     @Test func theDeprecatedResultSpellingStillWorks() throws {
-        let loop = TestLoop()
-        let promise = makeWithDeprecatedInitializer(loop)
-        loop.advance(by: .seconds(1))
-        #expect(promise.result == .value(1))
+        try withTestLoop { loop in
+            let promise = makeWithDeprecatedInitializer(loop)
+            loop.advance(by: .seconds(1))
+            #expect(promise.result == .value(1))
+        }
     }
 
     @available(*, deprecated)
@@ -45,23 +46,24 @@ struct AfterInitializerTests {
     }
 
     @Test func aCancelRequestCancelsAtOnceAndStopsTheTimer() throws {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .loop(loop), fulfilled: 7, after: 60)
-        promise.requestCancel()
-        #expect(promise.result == .cancelled)
-        #expect(loop.timerCount == 0)
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .loop(loop), fulfilled: 7, after: 60)
+            promise.requestCancel()
+            #expect(promise.result == .cancelled)
+            #expect(loop.timerCount == 0)
+        }
     }
 
     @Test func aCancelRequestReleasesTheValueLongBeforeTheDeadline() throws {
-        let loop = TestLoop()
-        var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
-        let promise = Promise<TimeTestPayload, String>(on: .loop(loop), fulfilled: payload!, after: 60)
-        payload = nil
-        #expect(watch.object != nil)
-        promise.requestCancel()
-        #expect(watch.object == nil)
+        try withTestLoop { loop in
+            var payload: TimeTestPayload? = TimeTestPayload(1)
+            let watch = TimeTestWeak(payload!)
+            let promise = Promise<TimeTestPayload, String>(on: .loop(loop), fulfilled: payload!, after: 60)
+            payload = nil
+            #expect(watch.object != nil)
+            promise.requestCancel()
+            #expect(watch.object == nil)
+        }
     }
 
     @Test func aCancelRequestReleasesTheValueOnADispatchTimerToo() {
@@ -76,14 +78,14 @@ struct AfterInitializerTests {
     }
 
     @Test func theTimerKeepsThePromiseAliveForItsCallbacks() throws {
-        let loop = TestLoop()
-        let events = TimeTestRecorder<String>()
-        _ = Promise<Int, String>(on: .loop(loop), fulfilled: 1, after: 1).then(on: .immediate) { value in
-            events.record("value \(value)")
+        try withTestLoop { loop in
+            let events = TimeTestRecorder<String>()
+            _ = Promise<Int, String>(on: .loop(loop), fulfilled: 1, after: 1).then(on: .immediate) { value in
+                events.record("value \(value)")
+            }
+            loop.advance(by: .seconds(1))
+            #expect(events.values == ["value 1"])
         }
-        loop.advance(by: .seconds(1))
-        #expect(events.values == ["value 1"])
-        try loop.checkNoPendingWork()
     }
 
     @Test func immediateMeansTheAutoContextsExecutor() {
@@ -94,11 +96,12 @@ struct AfterInitializerTests {
     }
 
     @Test func nowOrMeansTheWrappedContext() throws {
-        let loop = TestLoop()
-        let promise = Promise<Int, String>(on: .nowOr(.loop(loop)), fulfilled: 1, after: 1)
-        #expect(loop.timerCount == 1)
-        loop.advance(by: .seconds(1))
-        #expect(promise.result == .value(1))
+        try withTestLoop { loop in
+            let promise = Promise<Int, String>(on: .nowOr(.loop(loop)), fulfilled: 1, after: 1)
+            #expect(loop.timerCount == 1)
+            loop.advance(by: .seconds(1))
+            #expect(promise.result == .value(1))
+        }
     }
 
     @Test func onAnOperationQueueTheOperationIsQueuedAtOnceAndKeepsItsPlaceInLine() {

@@ -21,18 +21,18 @@ struct DelayedPromiseTests {
     }
 
     @Test func nowOrStartsTheHandlerAsynchronouslyOnTheWrappedContext() throws {
-        let loop = TestLoop()
-        let events = TimeTestRecorder<String>()
-        let delayed = DelayedPromise<Int, String>(on: .nowOr(.loop(loop))) { resolver in
-            events.record("handler")
-            resolver.fulfill(with: 2)
+        try withTestLoop { loop in
+            let events = TimeTestRecorder<String>()
+            let delayed = DelayedPromise<Int, String>(on: .nowOr(.loop(loop))) { resolver in
+                events.record("handler")
+                resolver.fulfill(with: 2)
+            }
+            let promise = delayed.promise
+            #expect(events.values.isEmpty)
+            loop.run()
+            #expect(events.values == ["handler"])
+            #expect(promise.result == .value(2))
         }
-        let promise = delayed.promise
-        #expect(events.values.isEmpty)
-        loop.run()
-        #expect(events.values == ["handler"])
-        #expect(promise.result == .value(2))
-        try loop.checkNoPendingWork()
     }
 
     @Test func everyAccessReturnsTheSamePromiseAndCopiesAreEqual() {

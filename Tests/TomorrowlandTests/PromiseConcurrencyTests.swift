@@ -98,35 +98,37 @@ struct PromiseAwaitTests {
         #expect(promise.result == .value(2))
     }
 
-    @Test func aPromiseDroppedUnresolvedEndsTheWaitWithCancellation() async {
+    @Test func aPromiseDroppedUnresolvedEndsTheWaitWithCancellation() async throws {
         let resolver = Locked<StdPromise<Int>.Resolver?>(nil)
         let held = Locked<StdPromise<Int>?>(StdPromise<Int>(on: .immediate) { resolver.value = $0 })
-        let loop = TestLoop()
-        // The task takes the only handle; then only the resolver keeps the promise alive.
-        let task = Task(executorPreference: loop) { try await held.take().value }
-        loop.run()  // the task is now waiting
-        resolver.value = nil  // the last resolver goes: the promise is cancelled
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await task.value }
+        try await withTestLoop { loop in
+            // The task takes the only handle; then only the resolver keeps the promise alive.
+            let task = Task(executorPreference: loop) { try await held.take().value }
+            loop.run()  // the task is now waiting
+            resolver.value = nil  // the last resolver goes: the promise is cancelled
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
     }
 }
 
 @Suite("Cancellation across the await bridge")
 struct PromiseAwaitCancellationTests {
-    @Test func cancellingTheWaitingTaskReachesOnRequestCancel() async {
-        let loop = TestLoop()
-        let requests = Recorder<String>()
-        let work = Recorder<StdPromise<Int>.Resolver>()
-        let task = Task(executorPreference: loop) {
-            // The promise is a temporary: awaiting it consumes the only handle.
-            try await pendingCancellablePromise(recordingIn: requests, work: work).value
+    @Test func cancellingTheWaitingTaskReachesOnRequestCancel() async throws {
+        try await withTestLoop { loop in
+            let requests = Recorder<String>()
+            let work = Recorder<StdPromise<Int>.Resolver>()
+            let task = Task(executorPreference: loop) {
+                // The promise is a temporary: awaiting it consumes the only handle.
+                try await pendingCancellablePromise(recordingIn: requests, work: work).value
+            }
+            loop.run()  // the task waits on the promise; no handle is left but the awaiting observer
+            #expect(requests.values.isEmpty)
+            task.cancel()
+            #expect(requests.values == ["requested"])
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await task.value }
         }
-        loop.run()  // the task waits on the promise; no handle is left but the awaiting observer
-        #expect(requests.values.isEmpty)
-        task.cancel()
-        #expect(requests.values == ["requested"])
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await task.value }
     }
 
     @Test func aTaskCancelledBeforeItAwaitsRequestsCancellationAtOnce() async {
@@ -141,91 +143,97 @@ struct PromiseAwaitCancellationTests {
     }
 
     @Test func anotherObserverThatDoesNotAskKeepsThePromiseAlive() async throws {
-        let loop = TestLoop()
-        let requests = Recorder<String>()
-        let (promise, resolver) = cancellablePromise(recordingIn: requests)
-        let other = promise.then(on: .immediate) { _ in }
-        let task = Task(executorPreference: loop) { try await promise.value }
-        loop.run()
-        task.cancel()
-        #expect(requests.values.isEmpty)  // only one of two observers asked
-        resolver.fulfill(with: 9)  // cancellation is advisory: the value still arrives
-        loop.run()
-        #expect(try await task.value == 9)
-        #expect(other.result?.value == 9)
-    }
-
-    @Test func aHandleKeptByTheCallerPinsThePromiseUntilItIsDropped() async {
-        let loop = TestLoop()
-        let requests = Recorder<String>()
-        let work = Recorder<StdPromise<Int>.Resolver>()
-        let kept = Locked<StdPromise<Int>?>(pendingCancellablePromise(recordingIn: requests, work: work))
-        let awaited = Locked<StdPromise<Int>?>(kept.value)
-        let task = Task(executorPreference: loop) { try await awaited.take().value }
-        loop.run()
-        task.cancel()
-        #expect(requests.values.isEmpty)  // the kept handle pins it (rule D1)
-        kept.value = nil  // the last handle goes: the awaiting observer's request propagates
-        #expect(requests.values == ["requested"])
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await task.value }
-    }
-
-    @Test func twoAwaitingTasksAreTwoObserversThatMustBothAsk() async {
-        let loop = TestLoop()
-        let requests = Recorder<String>()
-        let work = Recorder<StdPromise<Int>.Resolver>()
-        let first = Locked<StdPromise<Int>?>(pendingCancellablePromise(recordingIn: requests, work: work))
-        let second = Locked<StdPromise<Int>?>(first.value)
-        // Each task takes its own handle and consumes it by awaiting.
-        let firstTask = Task(executorPreference: loop) { try await first.take().value }
-        let secondTask = Task(executorPreference: loop) { try await second.take().value }
-        loop.run()
-        firstTask.cancel()
-        #expect(requests.values.isEmpty)  // one of two observers asked
-        secondTask.cancel()
-        #expect(requests.values == ["requested"])
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await firstTask.value }
-        await #expect(throws: CancellationError.self) { try await secondTask.value }
-    }
-
-    @Test func aPromiseCapturedByTheTaskIsPinnedButCanBeCancelledExplicitly() async {
-        let loop = TestLoop()
-        let requests = Recorder<String>()
-        let work = Recorder<StdPromise<Int>.Resolver>()
-        let promise = pendingCancellablePromise(recordingIn: requests, work: work)
-        // The pattern for a task that owns its promise outright.
-        let task = Task(executorPreference: loop) {
-            try await withTaskCancellationHandler {
-                try await promise.value
-            } onCancel: {
-                promise.requestCancel()
-            }
+        try await withTestLoop { loop in
+            let requests = Recorder<String>()
+            let (promise, resolver) = cancellablePromise(recordingIn: requests)
+            let other = promise.then(on: .immediate) { _ in }
+            let task = Task(executorPreference: loop) { try await promise.value }
+            loop.run()
+            task.cancel()
+            #expect(requests.values.isEmpty)  // only one of two observers asked
+            resolver.fulfill(with: 9)  // cancellation is advisory: the value still arrives
+            loop.run()
+            let value = try await task.value
+            #expect(value == 9)
+            #expect(other.result?.value == 9)
         }
-        loop.run()
-        task.cancel()
-        #expect(requests.values == ["requested"])
-        loop.run()
-        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test func aHandleKeptByTheCallerPinsThePromiseUntilItIsDropped() async throws {
+        try await withTestLoop { loop in
+            let requests = Recorder<String>()
+            let work = Recorder<StdPromise<Int>.Resolver>()
+            let kept = Locked<StdPromise<Int>?>(pendingCancellablePromise(recordingIn: requests, work: work))
+            let awaited = Locked<StdPromise<Int>?>(kept.value)
+            let task = Task(executorPreference: loop) { try await awaited.take().value }
+            loop.run()
+            task.cancel()
+            #expect(requests.values.isEmpty)  // the kept handle pins it (rule D1)
+            kept.value = nil  // the last handle goes: the awaiting observer's request propagates
+            #expect(requests.values == ["requested"])
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+    }
+
+    @Test func twoAwaitingTasksAreTwoObserversThatMustBothAsk() async throws {
+        try await withTestLoop { loop in
+            let requests = Recorder<String>()
+            let work = Recorder<StdPromise<Int>.Resolver>()
+            let first = Locked<StdPromise<Int>?>(pendingCancellablePromise(recordingIn: requests, work: work))
+            let second = Locked<StdPromise<Int>?>(first.value)
+            // Each task takes its own handle and consumes it by awaiting.
+            let firstTask = Task(executorPreference: loop) { try await first.take().value }
+            let secondTask = Task(executorPreference: loop) { try await second.take().value }
+            loop.run()
+            firstTask.cancel()
+            #expect(requests.values.isEmpty)  // one of two observers asked
+            secondTask.cancel()
+            #expect(requests.values == ["requested"])
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await firstTask.value }
+            await #expect(throws: CancellationError.self) { try await secondTask.value }
+        }
+    }
+
+    @Test func aPromiseCapturedByTheTaskIsPinnedButCanBeCancelledExplicitly() async throws {
+        try await withTestLoop { loop in
+            let requests = Recorder<String>()
+            let work = Recorder<StdPromise<Int>.Resolver>()
+            let promise = pendingCancellablePromise(recordingIn: requests, work: work)
+            // The pattern for a task that owns its promise outright.
+            let task = Task(executorPreference: loop) {
+                try await withTaskCancellationHandler {
+                    try await promise.value
+                } onCancel: {
+                    promise.requestCancel()
+                }
+            }
+            loop.run()
+            task.cancel()
+            #expect(requests.values == ["requested"])
+            loop.run()
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
     }
 
     @Test func theWaitReleasesItsContinuationAndObserverOnceResolved() async throws {
-        let loop = TestLoop()
-        let deaths = Recorder<DeinitSpy.Death>()
-        let (promise, resolver) = StdPromise<Int>.makeWithResolver()
-        do {
-            let spy = DeinitSpy("cancel handler", reportingTo: deaths)
-            resolver.onRequestCancel(on: .immediate) { _ in spy.touch() }
+        try await withTestLoop { loop in
+            let deaths = Recorder<DeinitSpy.Death>()
+            let (promise, resolver) = StdPromise<Int>.makeWithResolver()
+            do {
+                let spy = DeinitSpy("cancel handler", reportingTo: deaths)
+                resolver.onRequestCancel(on: .immediate) { _ in spy.touch() }
+            }
+            let task = Task(executorPreference: loop) { try await promise.value }
+            loop.run()
+            #expect(deaths.values.isEmpty)
+            resolver.fulfill(with: 1)
+            #expect(deaths.values.map(\.name) == ["cancel handler"])
+            loop.run()
+            let value = try await task.value
+            #expect(value == 1)
         }
-        let task = Task(executorPreference: loop) { try await promise.value }
-        loop.run()
-        #expect(deaths.values.isEmpty)
-        resolver.fulfill(with: 1)
-        #expect(deaths.values.map(\.name) == ["cancel handler"])
-        loop.run()
-        #expect(try await task.value == 1)
-        try loop.checkNoPendingWork()
     }
 }
 
@@ -310,37 +318,38 @@ struct PromiseAsyncOperationTests {
     }
 
     @Test func aTaskPreferringATestLoopRunsOnlyWhenTheLoopRuns() async throws {
-        let loop = TestLoop()
-        let onLoop = Locked<Bool?>(nil)
-        let promise = StdPromise<Int>(executorPreference: loop) {
-            onLoop.value = loop.isCurrent
-            return 5
+        try withTestLoop { loop in
+            let onLoop = Locked<Bool?>(nil)
+            let promise = StdPromise<Int>(executorPreference: loop) {
+                onLoop.value = loop.isCurrent
+                return 5
+            }
+            #expect(onLoop.value == nil)
+            #expect(promise.result == nil)
+            loop.run()
+            #expect(onLoop.value == true)
+            #expect(promise.result?.value == 5)
         }
-        #expect(onLoop.value == nil)
-        #expect(promise.result == nil)
-        loop.run()
-        #expect(onLoop.value == true)
-        #expect(promise.result?.value == 5)
-        try loop.checkNoPendingWork()
     }
 
-    @Test func theOperationAndItsTaskAreReleasedOnceTheyFinish() async {
-        let loop = TestLoop()
-        let deaths = Recorder<DeinitSpy.Death>()
-        let promise: StdPromise<Int>
-        do {
-            let spy = DeinitSpy("operation", reportingTo: deaths)
-            promise = StdPromise<Int>(executorPreference: loop) {
-                spy.touch()
-                return 1
+    @Test func theOperationAndItsTaskAreReleasedOnceTheyFinish() async throws {
+        try await withTestLoop { loop in
+            let deaths = Recorder<DeinitSpy.Death>()
+            let promise: StdPromise<Int>
+            do {
+                let spy = DeinitSpy("operation", reportingTo: deaths)
+                promise = StdPromise<Int>(executorPreference: loop) {
+                    spy.touch()
+                    return 1
+                }
             }
+            #expect(deaths.values.isEmpty)
+            loop.run()
+            #expect(promise.result?.value == 1)
+            // The task finished; the only reference to the operation was the task's.
+            let released = await eventually { deaths.count == 1 }
+            #expect(released)
         }
-        #expect(deaths.values.isEmpty)
-        loop.run()
-        #expect(promise.result?.value == 1)
-        // The task finished; the only reference to the operation was the task's.
-        let released = await eventually { deaths.count == 1 }
-        #expect(released)
     }
 }
 

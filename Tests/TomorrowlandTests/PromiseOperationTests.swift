@@ -24,16 +24,17 @@ struct PromiseOperationTests {
         #expect(operation.isFinished && !operation.isExecuting)
     }
 
-    @Test func theOperationExecutesUntilThePromiseResolvesNotUntilTheHandlerReturns() {
-        let loop = TestLoop()
-        let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
-            loop.submit { resolver.fulfill(with: 2) }
+    @Test func theOperationExecutesUntilThePromiseResolvesNotUntilTheHandlerReturns() throws {
+        try withTestLoop { loop in
+            let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
+                loop.submit { resolver.fulfill(with: 2) }
+            }
+            operation.start()
+            #expect(operation.isExecuting && !operation.isFinished)
+            loop.run()
+            #expect(operation.isFinished && !operation.isExecuting)
+            #expect(operation.promise.result == .value(2))
         }
-        operation.start()
-        #expect(operation.isExecuting && !operation.isFinished)
-        loop.run()
-        #expect(operation.isFinished && !operation.isExecuting)
-        #expect(operation.promise.result == .value(2))
     }
 
     @Test func theOperationIsFinishedBeforeAnyOtherObserverRuns() {
@@ -57,18 +58,18 @@ struct PromiseOperationTests {
     }
 
     @Test func theHandlerRunsOnTheContextWithAnAsynchronousTrigger() throws {
-        let loop = TestLoop()
-        let events = TimeTestRecorder<String>()
-        let operation = PromiseOperation<Int, String>(on: .nowOr(.loop(loop))) { resolver in
-            events.record("handler")
-            resolver.fulfill(with: 3)
+        try withTestLoop { loop in
+            let events = TimeTestRecorder<String>()
+            let operation = PromiseOperation<Int, String>(on: .nowOr(.loop(loop))) { resolver in
+                events.record("handler")
+                resolver.fulfill(with: 3)
+            }
+            operation.start()
+            #expect(events.values.isEmpty)
+            loop.run()
+            #expect(events.values == ["handler"])
+            #expect(operation.isFinished)
         }
-        operation.start()
-        #expect(events.values.isEmpty)
-        loop.run()
-        #expect(events.values == ["handler"])
-        #expect(operation.isFinished)
-        try loop.checkNoPendingWork()
     }
 
     @Test func aCancelBeforeTheStartLeavesThePromisePendingUntilTheStartThenCancelsItWithoutRunningTheHandler() {

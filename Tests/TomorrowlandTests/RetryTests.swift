@@ -18,27 +18,27 @@ struct RetryTests {
     }
 
     @Test func retriesAfterTheFixedBackoffUntilAnAttemptSucceeds() throws {
-        let loop = TestLoop()
-        let log = TimeTestRecorder<String>()
-        let promise = Promise<Int, String>.retry(
-            on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)), flaky(failures: 2, loop: loop, log: log))
-        loop.run()
-        #expect(log.values == ["attempt 1 at 0.0 seconds"])
-        loop.advance(by: .seconds(2))
-        #expect(log.values == ["attempt 1 at 0.0 seconds", "attempt 2 at 1.0 seconds", "attempt 3 at 2.0 seconds"])
-        #expect(promise.result == .value(3))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let log = TimeTestRecorder<String>()
+            let promise = Promise<Int, String>.retry(
+                on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)), flaky(failures: 2, loop: loop, log: log))
+            loop.run()
+            #expect(log.values == ["attempt 1 at 0.0 seconds"])
+            loop.advance(by: .seconds(2))
+            #expect(log.values == ["attempt 1 at 0.0 seconds", "attempt 2 at 1.0 seconds", "attempt 3 at 2.0 seconds"])
+            #expect(promise.result == .value(3))
+        }
     }
 
     @Test func rejectsWithTheLastErrorOnceTheAttemptsAreUsedUp() throws {
-        let loop = TestLoop()
-        let log = TimeTestRecorder<String>()
-        let promise = Promise<Int, String>.retry(
-            on: .loop(loop), attempts: 3, backoff: .fixed(.seconds(1)), flaky(failures: 10, loop: loop, log: log))
-        loop.advance(by: .seconds(10))
-        #expect(log.values.count == 3)
-        #expect(promise.result == .error("failure 3"))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let log = TimeTestRecorder<String>()
+            let promise = Promise<Int, String>.retry(
+                on: .loop(loop), attempts: 3, backoff: .fixed(.seconds(1)), flaky(failures: 10, loop: loop, log: log))
+            loop.advance(by: .seconds(10))
+            #expect(log.values.count == 3)
+            #expect(promise.result == .error("failure 3"))
+        }
     }
 
     @Test func oneAttemptMeansNoRetry() {
@@ -57,24 +57,24 @@ struct RetryTests {
     }
 
     @Test func theExponentialBackoffDoublesUpToItsCap() throws {
-        let loop = TestLoop()
-        let log = TimeTestRecorder<String>()
-        let promise = Promise<Int, String>.retry(
-            on: .loop(loop), attempts: 6,
-            backoff: .exponential(initial: .milliseconds(100), maximum: .milliseconds(500)),
-            flaky(failures: 10, loop: loop, log: log))
-        loop.advance(by: .seconds(5))
-        #expect(
-            log.values == [
-                "attempt 1 at 0.0 seconds",
-                "attempt 2 at 0.1 seconds",
-                "attempt 3 at 0.3 seconds",
-                "attempt 4 at 0.7 seconds",
-                "attempt 5 at 1.2 seconds",
-                "attempt 6 at 1.7 seconds",
-            ])
-        #expect(promise.result == .error("failure 6"))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let log = TimeTestRecorder<String>()
+            let promise = Promise<Int, String>.retry(
+                on: .loop(loop), attempts: 6,
+                backoff: .exponential(initial: .milliseconds(100), maximum: .milliseconds(500)),
+                flaky(failures: 10, loop: loop, log: log))
+            loop.advance(by: .seconds(5))
+            #expect(
+                log.values == [
+                    "attempt 1 at 0.0 seconds",
+                    "attempt 2 at 0.1 seconds",
+                    "attempt 3 at 0.3 seconds",
+                    "attempt 4 at 0.7 seconds",
+                    "attempt 5 at 1.2 seconds",
+                    "attempt 6 at 1.7 seconds",
+                ])
+            #expect(promise.result == .error("failure 6"))
+        }
     }
 
     @Test func backoffSchedules() {
@@ -89,85 +89,85 @@ struct RetryTests {
     }
 
     @Test func shouldRetryCanStopEarly() throws {
-        let loop = TestLoop()
-        let log = TimeTestRecorder<String>()
-        let promise = Promise<Int, String>.retry(
-            on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)),
-            shouldRetry: { $0 != "failure 2" }, flaky(failures: 10, loop: loop, log: log))
-        loop.advance(by: .seconds(10))
-        #expect(log.values.count == 2)
-        #expect(promise.result == .error("failure 2"))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let log = TimeTestRecorder<String>()
+            let promise = Promise<Int, String>.retry(
+                on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)),
+                shouldRetry: { $0 != "failure 2" }, flaky(failures: 10, loop: loop, log: log))
+            loop.advance(by: .seconds(10))
+            #expect(log.values.count == 2)
+            #expect(promise.result == .error("failure 2"))
+        }
     }
 
     @Test func aCancelledAttemptEndsTheRetrying() throws {
-        let loop = TestLoop()
-        let count = Atomic<Int>(0)
-        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5) { _ in
-            count.add(1, ordering: .relaxed)
-            return Promise(with: .cancelled)
+        try withTestLoop { loop in
+            let count = Atomic<Int>(0)
+            let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5) { _ in
+                count.add(1, ordering: .relaxed)
+                return Promise(with: .cancelled)
+            }
+            loop.run()
+            #expect(promise.result == .cancelled)
+            #expect(count.load(ordering: .relaxed) == 1)
         }
-        loop.run()
-        #expect(promise.result == .cancelled)
-        #expect(count.load(ordering: .relaxed) == 1)
-        try loop.checkNoPendingWork()
     }
 
     @Test func aCancelRequestDuringTheWaitCancelsAtOnceAndStopsTheTimer() throws {
-        let loop = TestLoop()
-        let log = TimeTestRecorder<String>()
-        let promise = Promise<Int, String>.retry(
-            on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(60)), flaky(failures: 10, loop: loop, log: log))
-        loop.run()
-        #expect(loop.timerCount == 1)
-        promise.requestCancel()
-        #expect(promise.result == .cancelled)
-        #expect(loop.timerCount == 0)
-        loop.advance(by: .seconds(120))
-        #expect(log.values.count == 1)
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let log = TimeTestRecorder<String>()
+            let promise = Promise<Int, String>.retry(
+                on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(60)), flaky(failures: 10, loop: loop, log: log))
+            loop.run()
+            #expect(loop.timerCount == 1)
+            promise.requestCancel()
+            #expect(promise.result == .cancelled)
+            #expect(loop.timerCount == 0)
+            loop.advance(by: .seconds(120))
+            #expect(log.values.count == 1)
+        }
     }
 
     @Test func aCancelRequestDuringAnAttemptReachesThatAttemptAndNoOtherStarts() throws {
-        let loop = TestLoop()
-        let requests = TimeTestRecorder<String>()
-        let count = Atomic<Int>(0)
-        // The resolvers keep the attempts' storage alive, as the work behind them would.
-        let resolvers = TimeTestRecorder<UnsafeSendable<Promise<Int, String>.Resolver>>()
-        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1))) {
-            attempt in
-            count.add(1, ordering: .relaxed)
-            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-            resolvers.record(UnsafeSendable(resolver))
-            resolver.onRequestCancel(on: .immediate) { resolver in
-                requests.record("attempt \(attempt) cancel requested")
-                resolver.reject(with: "stopped")
+        try withTestLoop { loop in
+            let requests = TimeTestRecorder<String>()
+            let count = Atomic<Int>(0)
+            // The resolvers keep the attempts' storage alive, as the work behind them would.
+            let resolvers = TimeTestRecorder<UnsafeSendable<Promise<Int, String>.Resolver>>()
+            let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1))) {
+                attempt in
+                count.add(1, ordering: .relaxed)
+                let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+                resolvers.record(UnsafeSendable(resolver))
+                resolver.onRequestCancel(on: .immediate) { resolver in
+                    requests.record("attempt \(attempt) cancel requested")
+                    resolver.reject(with: "stopped")
+                }
+                return promise
             }
-            return promise
+            loop.run()
+            promise.requestCancel()
+            #expect(requests.values == ["attempt 1 cancel requested"])
+            loop.advance(by: .seconds(10))
+            #expect(promise.result == .cancelled)
+            #expect(count.load(ordering: .relaxed) == 1)
         }
-        loop.run()
-        promise.requestCancel()
-        #expect(requests.values == ["attempt 1 cancel requested"])
-        loop.advance(by: .seconds(10))
-        #expect(promise.result == .cancelled)
-        #expect(count.load(ordering: .relaxed) == 1)
-        try loop.checkNoPendingWork()
     }
 
     @Test func aValueThatArrivesDespiteACancelRequestIsKept() throws {
-        let loop = TestLoop()
-        let slot = LockedValue<Promise<Int, String>.Resolver?>(nil)
-        let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3) { _ in
-            let (attempt, resolver) = Promise<Int, String>.makeWithResolver()
-            slot.withLock { $0 = resolver }
-            return attempt
+        try withTestLoop { loop in
+            let slot = LockedValue<Promise<Int, String>.Resolver?>(nil)
+            let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3) { _ in
+                let (attempt, resolver) = Promise<Int, String>.makeWithResolver()
+                slot.withLock { $0 = resolver }
+                return attempt
+            }
+            loop.run()
+            promise.requestCancel()
+            slot.withLock { $0?.fulfill(with: 8) }
+            loop.run()
+            #expect(promise.result == .value(8))
         }
-        loop.run()
-        promise.requestCancel()
-        slot.withLock { $0?.fulfill(with: 8) }
-        loop.run()
-        #expect(promise.result == .value(8))
-        try loop.checkNoPendingWork()
     }
 
     @Test func retriesOnADispatchQueueInRealTime() {

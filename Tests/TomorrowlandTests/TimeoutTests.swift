@@ -6,87 +6,88 @@ import TomorrowlandTesting
 @Suite("timeout")
 struct TimeoutTests {
     @Test func adoptsAValueThatArrivesBeforeTheDeadlineAndCancelsItsTimer() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 5)
-        #expect(loop.timerCount == 1)
-        #expect(loop.nextTimerDeadline == .seconds(5))
-        loop.advance(by: .seconds(4))
-        resolver.fulfill(with: 42)
-        #expect(loop.timerCount == 0)
-        loop.run()
-        #expect(timeout.result == .value(42))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 5)
+            #expect(loop.timerCount == 1)
+            #expect(loop.nextTimerDeadline == .seconds(5))
+            loop.advance(by: .seconds(4))
+            resolver.fulfill(with: 42)
+            #expect(loop.timerCount == 0)
+            loop.run()
+            #expect(timeout.result == .value(42))
+        }
     }
 
     @Test func rejectsWithTimedOutExactlyAtTheDeadline() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 5)
-        loop.advance(by: .milliseconds(4_999))
-        #expect(timeout.result == nil)
-        loop.advance(by: .milliseconds(1))
-        #expect(timeout.result == .error(.timedOut))
-        // A late value changes nothing.
-        resolver.fulfill(with: 1)
-        loop.run()
-        #expect(timeout.result == .error(.timedOut))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 5)
+            loop.advance(by: .milliseconds(4_999))
+            #expect(timeout.result == nil)
+            loop.advance(by: .milliseconds(1))
+            #expect(timeout.result == .error(.timedOut))
+            // A late value changes nothing.
+            resolver.fulfill(with: 1)
+            loop.run()
+            #expect(timeout.result == .error(.timedOut))
+        }
     }
 
     @Test func wrapsAnUpstreamRejectionInRejected() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 5)
-        resolver.reject(with: "boom")
-        loop.run()
-        #expect(timeout.result == .error(.rejected("boom")))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 5)
+            resolver.reject(with: "boom")
+            loop.run()
+            #expect(timeout.result == .error(.rejected("boom")))
+        }
     }
 
     @Test func passesAnUpstreamCancellationThrough() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 5)
-        resolver.cancel()
-        loop.run()
-        #expect(timeout.result == .cancelled)
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 5)
+            resolver.cancel()
+            loop.run()
+            #expect(timeout.result == .cancelled)
+        }
     }
 
     @Test func theStdPromiseOverloadPassesRejectionsThroughUnchanged() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = StdPromise<Int>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 5)
-        #expect(type(of: timeout) == Promise<Int, Swift.Error>.self)
-        resolver.reject(with: TimeTestError(code: 7))
-        loop.run()
-        #expect(timeout.result?.error as? TimeTestError == TimeTestError(code: 7))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = StdPromise<Int>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 5)
+            #expect(type(of: timeout) == Promise<Int, Swift.Error>.self)
+            resolver.reject(with: TimeTestError(code: 7))
+            loop.run()
+            #expect(timeout.result?.error as? TimeTestError == TimeTestError(code: 7))
+        }
     }
 
     @Test("an upstream resolving after the timeout fired queues no work on the timeout's context")
     func anUpstreamResolvingAfterTheTimeoutQueuesNothing() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = StdPromise<Int>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: .seconds(1))
-        loop.advance(by: .seconds(1))
-        #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
-        resolver.fulfill(with: 1)
-        #expect(loop.readyCount == 0)
-        #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let (upstream, resolver) = StdPromise<Int>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: .seconds(1))
+            loop.advance(by: .seconds(1))
+            #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
+            resolver.fulfill(with: 1)
+            #expect(loop.readyCount == 0)
+            #expect(timeout.result?.error is PromiseTimeoutError<Swift.Error>)
+        }
     }
 
     @Test func theStdPromiseOverloadTimesOutWithPromiseTimeoutError() throws {
-        let loop = TestLoop()
-        let (upstream, _) = StdPromise<Int>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: .seconds(2))
-        loop.advance(by: .seconds(2))
-        let error = try #require(timeout.result?.error as? PromiseTimeoutError<Swift.Error>)
-        guard case .timedOut = error else {
-            Issue.record("expected .timedOut, got \(error)")
-            return
+        try withTestLoop { loop in
+            let (upstream, _) = StdPromise<Int>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: .seconds(2))
+            loop.advance(by: .seconds(2))
+            let error = try #require(timeout.result?.error as? PromiseTimeoutError<Swift.Error>)
+            guard case .timedOut = error else {
+                Issue.record("expected .timedOut, got \(error)")
+                return
+            }
         }
     }
 
@@ -96,13 +97,13 @@ struct TimeoutTests {
     }
 
     @Test func anAlreadyResolvedUpstreamOnAnAsynchronousContextResolvesOnThatContext() throws {
-        let loop = TestLoop()
-        let timeout = Promise<Int, String>(fulfilled: 3).timeout(on: .loop(loop), delay: 10)
-        #expect(timeout.result == nil)
-        #expect(loop.timerCount == 0)
-        loop.run()
-        #expect(timeout.result == .value(3))
-        try loop.checkNoPendingWork()
+        try withTestLoop { loop in
+            let timeout = Promise<Int, String>(fulfilled: 3).timeout(on: .loop(loop), delay: 10)
+            #expect(timeout.result == nil)
+            #expect(loop.timerCount == 0)
+            loop.run()
+            #expect(timeout.result == .value(3))
+        }
     }
 
     @Test func aZeroDelayOnImmediateTimesOutBeforeReturning() {
@@ -118,93 +119,95 @@ struct TimeoutTests {
     }
 
     @Test func aZeroDelayOnAnAsynchronousContextUsesNoTimerAndLetsAnEarlierResultWin() throws {
-        let loop = TestLoop()
-        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
-        let timeout = upstream.timeout(on: .loop(loop), delay: 0)
-        #expect(timeout.result == nil)
-        #expect(loop.timerCount == 0)
-        #expect(loop.readyCount == 1)
-        resolver.fulfill(with: 5)
-        loop.run()
-        #expect(timeout.result == .value(5))
+        try withTestLoop { loop in
+            let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+            let timeout = upstream.timeout(on: .loop(loop), delay: 0)
+            #expect(timeout.result == nil)
+            #expect(loop.timerCount == 0)
+            #expect(loop.readyCount == 1)
+            resolver.fulfill(with: 5)
+            loop.run()
+            #expect(timeout.result == .value(5))
 
-        let (pending, _) = Promise<Int, String>.makeWithResolver()
-        let late = pending.timeout(on: .loop(loop), delay: 0)
-        loop.run()
-        #expect(late.result == .error(.timedOut))
-        try loop.checkNoPendingWork()
+            let (pending, _) = Promise<Int, String>.makeWithResolver()
+            let late = pending.timeout(on: .loop(loop), delay: 0)
+            loop.run()
+            #expect(late.result == .error(.timedOut))
+        }
     }
 
     @Test func firingSendsOneCancelRequestToAnUpstreamItAloneObserves() throws {
-        let loop = TestLoop()
-        let requests = TimeTestRecorder<String>()
-        let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
-            $0.timeout(on: .loop(loop), delay: 1)
+        try withTestLoop { loop in
+            let requests = TimeTestRecorder<String>()
+            let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
+                $0.timeout(on: .loop(loop), delay: 1)
+            }
+            loop.advance(by: .seconds(1))
+            #expect(timeout.result == .error(.timedOut))
+            #expect(requests.values == ["cancel requested"])
+            withExtendedLifetime(resolver) {}
         }
-        loop.advance(by: .seconds(1))
-        #expect(timeout.result == .error(.timedOut))
-        #expect(requests.values == ["cancel requested"])
-        try loop.checkNoPendingWork()
-        withExtendedLifetime(resolver) {}
     }
 
     @Test func firingDoesNotCancelAnUpstreamThatAnotherChildObserves() throws {
-        let loop = TestLoop()
-        let requests = TimeTestRecorder<String>()
-        let ((timeout, other), resolver) = sealedUpstream(requests: requests, cancels: true) {
-            ($0.timeout(on: .loop(loop), delay: 1), $0.map(on: .immediate) { $0 })
+        try withTestLoop { loop in
+            let requests = TimeTestRecorder<String>()
+            let ((timeout, other), resolver) = sealedUpstream(requests: requests, cancels: true) {
+                ($0.timeout(on: .loop(loop), delay: 1), $0.map(on: .immediate) { $0 })
+            }
+            loop.advance(by: .seconds(1))
+            #expect(timeout.result == .error(.timedOut))
+            #expect(requests.values.isEmpty)
+            withExtendedLifetime((other, resolver)) {}
         }
-        loop.advance(by: .seconds(1))
-        #expect(timeout.result == .error(.timedOut))
-        #expect(requests.values.isEmpty)
-        withExtendedLifetime((other, resolver)) {}
     }
 
     @Test func aCancelRequestPropagatesUpstreamOnceAndTheTimeoutThenFollowsTheUpstream() throws {
-        let loop = TestLoop()
-        let requests = TimeTestRecorder<String>()
-        let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
-            $0.timeout(on: .loop(loop), delay: 5)
+        try withTestLoop { loop in
+            let requests = TimeTestRecorder<String>()
+            let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
+                $0.timeout(on: .loop(loop), delay: 5)
+            }
+            timeout.requestCancel()
+            #expect(requests.values == ["cancel requested"])
+            // The timeout promise is cancelled by the upstream's cancellation, on its context.
+            #expect(timeout.result == nil)
+            loop.run()
+            #expect(timeout.result == .cancelled)
+            #expect(loop.timerCount == 0)
+            withExtendedLifetime(resolver) {}
         }
-        timeout.requestCancel()
-        #expect(requests.values == ["cancel requested"])
-        // The timeout promise is cancelled by the upstream's cancellation, on its context.
-        #expect(timeout.result == nil)
-        loop.run()
-        #expect(timeout.result == .cancelled)
-        #expect(loop.timerCount == 0)
-        try loop.checkNoPendingWork()
-        withExtendedLifetime(resolver) {}
     }
 
     @Test func aCancelRequestWithZeroDelayOnAnAsynchronousContextStillReachesTheUpstream() throws {
-        let loop = TestLoop()
-        let requests = TimeTestRecorder<String>()
-        let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
-            $0.timeout(on: .loop(loop), delay: 0)
+        try withTestLoop { loop in
+            let requests = TimeTestRecorder<String>()
+            let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
+                $0.timeout(on: .loop(loop), delay: 0)
+            }
+            timeout.requestCancel()
+            loop.run()
+            #expect(requests.values == ["cancel requested"])
+            #expect(timeout.result == .error(.timedOut))
+            withExtendedLifetime(resolver) {}
         }
-        timeout.requestCancel()
-        loop.run()
-        #expect(requests.values == ["cancel requested"])
-        #expect(timeout.result == .error(.timedOut))
-        withExtendedLifetime(resolver) {}
     }
 
     @Test func theTimerIsDroppedWhenTheUpstreamResolvesSoNothingKeepsTheLoopBusy() throws {
-        let loop = TestLoop()
-        var resolvers: [Promise<Int, String>.Resolver] = []
-        var timeouts: [Promise<Int, PromiseTimeoutError<String>>] = []
-        for _ in 0..<1_000 {
-            let (promise, resolver) = Promise<Int, String>.makeWithResolver()
-            resolvers.append(resolver)
-            timeouts.append(promise.timeout(on: .loop(loop), delay: 3_600))
+        try withTestLoop { loop in
+            var resolvers: [Promise<Int, String>.Resolver] = []
+            var timeouts: [Promise<Int, PromiseTimeoutError<String>>] = []
+            for _ in 0..<1_000 {
+                let (promise, resolver) = Promise<Int, String>.makeWithResolver()
+                resolvers.append(resolver)
+                timeouts.append(promise.timeout(on: .loop(loop), delay: 3_600))
+            }
+            #expect(loop.timerCount == 1_000)
+            for (index, resolver) in resolvers.enumerated() { resolver.fulfill(with: index) }
+            #expect(loop.timerCount == 0)
+            loop.run()
+            #expect(timeouts.enumerated().allSatisfy { $0.element.result == .value($0.offset) })
         }
-        #expect(loop.timerCount == 1_000)
-        for (index, resolver) in resolvers.enumerated() { resolver.fulfill(with: index) }
-        #expect(loop.timerCount == 0)
-        loop.run()
-        #expect(timeouts.enumerated().allSatisfy { $0.element.result == .value($0.offset) })
-        try loop.checkNoPendingWork()
     }
 
     @Test func onAnOperationQueueTheTimeoutIsQueuedAtOnceAndDroppedWhenTheUpstreamResolves() {

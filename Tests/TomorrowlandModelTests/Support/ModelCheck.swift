@@ -28,8 +28,11 @@ enum ModelCheck {
         if !model.unresolvedPromises.isEmpty {
             return Difference(description: "the model left promises unresolved: \(model.unresolvedPromises)")
         }
-        if library.loop.pendingWorkCount != 0 {
-            return Difference(description: "the test loop still has \(library.loop.pendingWorkCount) item(s) pending")
+        // The loop is the run's, not scoped by `withTestLoop`: checked here, with the same message.
+        do {
+            try library.loop.checkNoPendingWork()
+        } catch {
+            return Difference(description: error.description)
         }
         return nil
     }

@@ -1,0 +1,174 @@
+import Tomorrowland
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension TestLoop {
+    /// The most drain rounds shutdown runs before it gives up on work that keeps queueing work,
+    /// as on `EventLoop`.
+    static let shutdownDrainRounds = 1000
+
+    /// Shuts the loop down for good, with the outcomes and in the order of `EventLoop`'s
+    /// `shutdown()`:
+    ///
+    /// 1. **Pending timers** are released without running. A promise waiting on one of this
+    ///    loop's timers ends **cancelled**: a `timeout` or `delay` on
+    ///    ``Tomorrowland/PromiseContext/loop(_:)``, `Promise(on: .loop(loop), …after:)`, a `retry`
+    ///    waiting out its backoff. Their callbacks on this loop still run in step 2. Cancelling
+    ///    their handles afterwards does nothing.
+    /// 2. **Ready work runs**: everything already submitted, and what that work submits, in FIFO
+    ///    order, in rounds, until nothing is left (at most 1000 rounds). Timers scheduled
+    ///    meanwhile are released as in step 1. The virtual clock does not move.
+    /// 3. The loop **closes**: nothing is pending, ``isShutdownComplete`` is true, and work that
+    ///    arrives from now on never runs:
+    ///    - a promise callback aimed at the loop does not run; what it captured is released on the
+    ///      resolving thread, and the promise it would have resolved ends **cancelled** (so a
+    ///      `map` on ``Tomorrowland/PromiseContext/loop(_:)`` gives a cancelled promise, and a
+    ///      `tap`/`always` observer is released unrun), without deep recursion however long the
+    ///      chain of such callbacks;
+    ///    - ``submit(_:)`` releases the closure;
+    ///    - ``schedule(after:_:)`` returns a handle whose work never runs (it is released when the
+    ///      call returns), so a `timeout`, `delay` or `Promise(…after:)` on this loop ends
+    ///      cancelled;
+    ///    - a Swift Concurrency job (a task that prefers the loop, an actor pinned to it) is
+    ///      dropped and its task never resumes;
+    ///    - ``run()``, ``advance(by:)``, ``advance(to:)`` and ``runAll(maxSteps:)`` return at once
+    ///      without moving the clock; ``run(until:timeLimit:maxSteps:)`` returns the promise's
+    ///      result if it has one and throws a ``TestLoopFailure`` otherwise.
+    ///
+    ///    Closures and Concurrency jobs dropped this way are reported with one line on standard
+    ///    error, once per loop. Work still queued past step 2's round limit (work that keeps
+    ///    queueing work) is refused the same way.
+    ///
+    /// Where it happens: called from inside the loop's work, the loop finishes the item in
+    /// progress, shuts down inside the driving call, and that call returns (``now`` stays at the
+    /// time of that item). Called while another thread drives the loop, it asks that call to shut
+    /// down after its current item and returns at once (``isShutdownComplete`` tells when it is
+    /// done). Otherwise it shuts down on the calling thread before returning. Calling it again does
+    /// nothing. Work runs on the thread that shuts the loop down.
+    public func shutdown() {
+        let action = state.withLock { $0.lifecycle.requestShutdown() }
+        if action == .tearDownNow {
+            ExecutionFlags.running(on: self) { tearDown() }
+        }
+    }
+
+    /// Whether ``shutdown()`` has completed: the loop is closed, nothing is pending, and work
+    /// submitted from now on is refused.
+    ///
+    /// Safe from any thread.
+    public var isShutdownComplete: Bool {
+        state.withLock { $0.lifecycle.phase == .closed }
+    }
+
+    /// Performs shutdown (steps 1 to 3 of ``shutdown()``) on the calling thread, which drives the
+    /// loop; the lifecycle is shutting down, and ends closed.
+    func tearDown() {
+        var closed = false
+        for _ in 0..<Self.shutdownDrainRounds {
+            // Released here, before the ready work is counted: a released promise timer cancels
+            // its promise, whose callbacks on this loop join the ready work.
+            var timers = state.withLock { $0.core.removeAllTimers() }
+            timers.removeAll()
+            // Closes only when nothing is queued, under the lock that admits work: everything the
+            // loop accepted runs.
+            let count = state.withLock { state -> Int? in
+                guard state.core.isEmpty else { return state.core.readyCount }
+                state.lifecycle.finishTeardown()
+                return nil
+            }
+            guard let count else {
+                closed = true
+                break
+            }
+            for _ in 0..<count {
+                // Timers are removed with each pop, so a pop only ever yields ready work.
+                var (timers, work) = state.withLock { state in
+                    (state.core.removeAllTimers(), state.core.popNext(until: state.core.currentTime))
+                }
+                // Released before the next item runs, as the work that scheduled them ended.
+                timers.removeAll()
+                guard let work else { break }
+                perform(work)
+            }
+        }
+        guard !closed else { return }
+        // Work that keeps queueing work: close anyway, and refuse what is left, outside the lock
+        // (refusing runs deinitializers and cancelled promises' callbacks, which may submit again
+        // and are refused in turn).
+        let leftovers = state.withLock { state in
+            state.lifecycle.finishTeardown()
+            return state.core.removeAllReady() + state.core.removeAllTimers()
+        }
+        for work in leftovers { refuseLateWork(work) }
+    }
+
+    /// Refuses work that arrived after shutdown, on the submitting thread.
+    ///
+    /// - A promise callback is abandoned: it does not run, what it captured is released, and the
+    ///   promise it would have resolved ends cancelled (`PromiseJob.abandon()`).
+    /// - A closure is released unrun.
+    /// - A Swift Concurrency job is dropped: its task never resumes.
+    ///
+    /// Closures and Concurrency jobs are reported once per loop on standard error.
+    func refuseLateWork(_ work: consuming LoopWork) {
+        switch consume work {
+        case .promiseJob(let job):
+            abandonLateJob(job)
+        case .closure:
+            reportLateWork("a closure (submit/schedule) was released without running")
+        case .job:
+            reportLateWork(
+                "a Swift Concurrency job was dropped; its task will never resume (end the tasks that prefer this loop before shutting it down)"
+            )
+        }
+    }
+
+    /// Abandons a promise job refused after shutdown, without growing the stack.
+    ///
+    /// Abandoning a job cancels its promise, whose own callbacks may be aimed at this loop too and
+    /// come straight back here: a long chain of `map`s on a shut-down loop would recurse once per
+    /// link. So the first call to get here abandons, in a loop, every job that arrives (from any
+    /// thread) until none is left; the others only add theirs to the list.
+    private func abandonLateJob(_ job: any PromiseJob) {
+        let mustAbandon = state.withLock { state -> Bool in
+            state.lateJobs.append(job)
+            if state.isAbandoningLateJobs { return false }
+            state.isAbandoningLateJobs = true
+            return true
+        }
+        guard mustAbandon else { return }
+        var batch: [any PromiseJob] = []
+        while true {
+            state.withLock { state in
+                swap(&state.lateJobs, &batch)
+                if batch.isEmpty { state.isAbandoningLateJobs = false }
+            }
+            if batch.isEmpty { return }
+            // Outside the lock: abandoning runs the cancelled promises' inline callbacks.
+            for job in batch { job.abandon() }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes one line to standard error the first time this loop drops work.
+    func reportLateWork(_ what: String) {
+        let isFirst = state.withLock { state in
+            defer { state.hasReportedLateWork = true }
+            return !state.hasReportedLateWork
+        }
+        guard isFirst else { return }
+        let address = UInt(bitPattern: ObjectIdentifier(self).hashValue)
+        let line =
+            "TomorrowlandTesting: work submitted to TestLoop 0x\(String(address, radix: 16)) after its shutdown: \(what). Reported once per loop.\n"
+        // One write(2) to descriptor 2: no stdio buffer, no shared `FILE *` (unsafe in Swift 6).
+        line.utf8CString.withUnsafeBufferPointer { bytes in
+            _ = write(2, bytes.baseAddress, bytes.count - 1)
+        }
+    }
+}
