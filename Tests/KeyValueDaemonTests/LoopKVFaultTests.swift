@@ -86,8 +86,12 @@ struct LoopKVFaultTests {
         #expect(server.stop() == 0)
     }
 
-    @Test func sigtermUnderLoadLosesNoReply() throws {
-        let server = try LoopKVProcess(["--loops", "2"])
+    /// Plain, and with `--stats-interval`: keyspace counts on a Dispatch queue every 2 ms, each
+    /// resolving a promise aimed at loop 0, so counts are still finishing while SIGTERM shuts
+    /// the loops down (a late resolve onto a shut-down loop used to kill the process).
+    @Test(arguments: [[String](), ["--stats-interval", "0.002"]])
+    func sigtermUnderLoadLosesNoReply(extraArguments: [String]) throws {
+        let server = try LoopKVProcess(["--loops", "2"] + extraArguments)
         let clientCount = 4
         let results = LockedResults()
         let group = DispatchGroup()
@@ -121,7 +125,10 @@ struct LoopKVFaultTests {
         Thread.sleep(forTimeInterval: 0.5)
         kill(server.process.processIdentifier, SIGTERM)
         #expect(group.wait(timeout: .now() + 30) == .success)
-        #expect(server.stop(signal: 0) == 0)
+        #expect(server.stop(signal: 0) == 0, "\(server.log.suffix(1500))")
+        if !extraArguments.isEmpty {
+            #expect(server.log.contains("keyspace: "), "the background counts ran")
+        }
         let all = results.all
         #expect(all.count == clientCount)
         for result in all {

@@ -94,16 +94,26 @@ struct EventLoopLateWorkTests {
         }
     }
 
-    @Test("a 200,000-link map chain on a shut-down loop ends cancelled without deep recursion")
-    func longChainOnAShutDownLoop() async {
+    @Test("200,000-link map and always chains on a shut-down loop end cancelled without deep recursion")
+    func longChainsOnAShutDownLoop() async {
+        // A cancelled `map` passes the cancellation on inline, without a job for the loop; an
+        // `always` runs on cancellation too, so each link is a job the shut-down loop abandons,
+        // and abandoning one cancels the next: recursion unless abandoning is a loop.
         await #expect(processExitsWith: .success) {
             let loop = EventLoop()
             loop.shutdown()
             let (head, resolver) = Promise<Int, Never>.makeWithResolver()
-            var tail = head
-            for _ in 0..<200_000 { tail = tail.map(on: .loop(loop)) { $0 &+ 1 } }
+            var mapped = head
+            var always = head
+            for _ in 0..<200_000 {
+                mapped = mapped.map(on: .loop(loop)) { $0 &+ 1 }
+                always = always.always(on: .loop(loop)) { _ in }
+            }
             resolver.fulfill(with: 0)
-            precondition(waitForResult(of: tail).map(isCancelled) == true, "the tail did not end cancelled")
+            precondition(
+                waitForResult(of: mapped).map(isCancelled) == true, "the map chain's tail did not end cancelled")
+            precondition(
+                waitForResult(of: always).map(isCancelled) == true, "the always chain's tail did not end cancelled")
         }
     }
 
