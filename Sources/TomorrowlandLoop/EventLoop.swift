@@ -36,7 +36,7 @@ import Tomorrowland
 ///   is off, and this type never touches the `event_base` from a thread that does not drive it.
 public final class EventLoop: @unchecked Sendable {
     // Thread-safety: this class is `@unchecked Sendable` because it splits its state in two.
-    // - Shared state (`inbox`, which holds the lifecycle, `stopRequested`, `hasReportedLateWork`,
+    // - Shared state (`inbox`, which holds the lifecycle, `stopRequested`, `lateWork`,
     //   and the immutable `base`, `ownsBase`, `wakeupDescriptor`) is safe from any thread.
     // - Everything else is loop-confined: touched only by the thread the lifecycle names as the
     //   driver (the thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside
@@ -56,8 +56,8 @@ public final class EventLoop: @unchecked Sendable {
     let inbox = PthreadLocked(Inbox())
     /// Set by ``stop()``; consumed by the ``run()`` it ends.
     let stopRequested = Atomic<Bool>(false)
-    /// Whether the one diagnostic line about work dropped after shutdown was written.
-    let hasReportedLateWork = Atomic<Bool>(false)
+    /// What happens to work that reaches the loop after its shutdown.
+    let lateWork = LateWorkRefusal(loopKind: "EventLoop")
 
     // MARK: Loop-confined state
     //
@@ -269,9 +269,4 @@ struct Inbox {
     /// skip the `eventfd` write. Reset by the loop, under the lock, only when it finds the inbox
     /// empty right before blocking, so no submission can be missed.
     var wakeupPending = false
-    /// Promise jobs refused after shutdown, waiting to be abandoned (see
-    /// ``EventLoop/abandonLateJob(_:)``).
-    var lateJobs: [any PromiseJob] = []
-    /// Whether a thread is abandoning ``lateJobs`` now; it takes the ones added meanwhile too.
-    var isAbandoningLateJobs = false
 }

@@ -108,67 +108,11 @@ extension TestLoop {
         for work in leftovers { refuseLateWork(work) }
     }
 
-    /// Refuses work that arrived after shutdown, on the submitting thread.
-    ///
-    /// - A promise callback is abandoned: it does not run, what it captured is released, and the
-    ///   promise it would have resolved ends cancelled (`PromiseJob.abandon()`).
-    /// - A closure is released unrun.
-    /// - A Swift Concurrency job is dropped: its task never resumes.
-    ///
-    /// Closures and Concurrency jobs are reported once per loop on standard error.
+    /// Refuses work that arrived after shutdown, on the submitting thread, with the policy the
+    /// `EventLoop` uses (`LateWorkRefusal`): a promise callback is abandoned (not run, its promise
+    /// cancelled), a closure released, a Swift Concurrency job dropped; closures and jobs are
+    /// reported once per loop on standard error.
     func refuseLateWork(_ work: consuming LoopWork) {
-        switch consume work {
-        case .promiseJob(let job):
-            abandonLateJob(job)
-        case .closure:
-            reportLateWork("a closure (submit/schedule) was released without running")
-        case .job:
-            reportLateWork(
-                "a Swift Concurrency job was dropped; its task will never resume (end the tasks that prefer this loop before shutting it down)"
-            )
-        }
-    }
-
-    /// Abandons a promise job refused after shutdown, without growing the stack.
-    ///
-    /// Abandoning a job cancels its promise, whose own callbacks may be aimed at this loop too and
-    /// come straight back here: a long chain of `map`s on a shut-down loop would recurse once per
-    /// link. So the first call to get here abandons, in a loop, every job that arrives (from any
-    /// thread) until none is left; the others only add theirs to the list.
-    private func abandonLateJob(_ job: any PromiseJob) {
-        let mustAbandon = state.withLock { state -> Bool in
-            state.lateJobs.append(job)
-            if state.isAbandoningLateJobs { return false }
-            state.isAbandoningLateJobs = true
-            return true
-        }
-        guard mustAbandon else { return }
-        var batch: [any PromiseJob] = []
-        while true {
-            state.withLock { state in
-                swap(&state.lateJobs, &batch)
-                if batch.isEmpty { state.isAbandoningLateJobs = false }
-            }
-            if batch.isEmpty { return }
-            // Outside the lock: abandoning runs the cancelled promises' inline callbacks.
-            for job in batch { job.abandon() }
-            batch.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Writes one line to standard error the first time this loop drops work.
-    func reportLateWork(_ what: String) {
-        let isFirst = state.withLock { state in
-            defer { state.hasReportedLateWork = true }
-            return !state.hasReportedLateWork
-        }
-        guard isFirst else { return }
-        let address = UInt(bitPattern: ObjectIdentifier(self).hashValue)
-        let line =
-            "TomorrowlandTesting: work submitted to TestLoop 0x\(String(address, radix: 16)) after its shutdown: \(what). Reported once per loop.\n"
-        // One write(2) to descriptor 2: no stdio buffer, no shared `FILE *` (unsafe in Swift 6).
-        line.utf8CString.withUnsafeBufferPointer { bytes in
-            _ = write(2, bytes.baseAddress, bytes.count - 1)
-        }
+        lateWork.refuse(work, on: self)
     }
 }

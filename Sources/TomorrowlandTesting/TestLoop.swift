@@ -54,12 +54,6 @@ public final class TestLoop: PromiseExecutor {
         let core = SchedulingCore()
         /// Whether a driving call is in progress (on any thread), and how far shutdown has got.
         var lifecycle = TestLoopLifecycle()
-        /// Promise jobs refused after shutdown, waiting to be abandoned (see `abandonLateJob`).
-        var lateJobs: [any PromiseJob] = []
-        /// Whether a call is abandoning late jobs; the others only add theirs to `lateJobs`.
-        var isAbandoningLateJobs = false
-        /// Whether dropped work was reported on standard error already (once per loop).
-        var hasReportedLateWork = false
         /// Whether the test said it leaves work pending on purpose (`expectPendingWorkAtEnd()`).
         var expectsPendingWorkAtEnd = false
     }
@@ -68,6 +62,8 @@ public final class TestLoop: PromiseExecutor {
     // out of it runs, and is released, after unlocking. All mutable state lives here, which is
     // what makes the class Sendable without `@unchecked`.
     let state = LockedState(State())
+    /// What happens to work that reaches the loop after its shutdown (the EventLoop's policy).
+    let lateWork = LateWorkRefusal(loopKind: "TestLoop")
 
     /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.
     public init() {}
@@ -117,7 +113,7 @@ public final class TestLoop: PromiseExecutor {
         guard let id else {
             // Shut down: `work` is not kept, so the caller's release right after this call is
             // its last (a promise timer learns from it that it will never fire).
-            reportLateWork("a closure (submit/schedule) was released without running")
+            refuseLateWork(.closure(work))
             return RefusedScheduledWork()
         }
         return TestLoopScheduledWork(loop: self, id: id)
