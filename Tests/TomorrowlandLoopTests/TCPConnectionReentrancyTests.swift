@@ -33,7 +33,7 @@ struct TCPConnectionReentrancyTests {
         #expect(writableCalls.value == 1)
         #expect(written.result?.value != nil, "the bytes went out: \(String(describing: written.result))")
         #expect(connection.closed.result?.value == .some(nil))
-        let received = readAvailable(from: peer)
+        let received = readUntilEnd(from: peer, within: .seconds(5))
         #expect(received.bytes == payload)
         #expect(received.ended)
     }

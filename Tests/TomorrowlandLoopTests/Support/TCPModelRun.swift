@@ -27,6 +27,9 @@ final class TCPModelRun: @unchecked Sendable {
     private var model = TCPByteStreamModel()
     private var connection: TCPConnection!
     private let peer: Int32
+    /// The socket the connection owns: closed by the time ``TomorrowlandLoop/TCPConnection/closed``
+    /// resolves.
+    private let connectionSocket: SocketIdentity
     private var peerReceived: [UInt8] = []
     private var peerSawEnd = false
     /// The calls callbacks may still make: callbacks that call, whose calls call back... end.
@@ -58,15 +61,15 @@ final class TCPModelRun: @unchecked Sendable {
         self.loop = loop
         generator = SeededGenerator(seed: program.seed ^ 0x5EED_CA11_BAC4)
         trace = tracing ? [] : nil
-        var fds: [Int32] = [0, 0]
-        let status = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds)
-        precondition(status == 0, "socketpair failed: errno \(errno)")
-        peer = fds[1]
-        _ = fcntl(peer, F_SETFL, fcntl(peer, F_GETFL) | O_NONBLOCK)
+        let (fd, peer) = makeSocketPair()
+        self.peer = peer
+        guard let connectionSocket = SocketIdentity(of: fd) else {
+            preconditionFailure("the socketpair's new descriptor is not open")
+        }
+        self.connectionSocket = connectionSocket
         var options = TCPConnectionOptions()
         // Small, so that output written inside the handler passes it and onWritable follows.
         options.writeHighWaterMark = 32
-        let fd = fds[0]
         connection = loop.withConfinedAccess("TCPModelRun") {
             TCPConnection(fd: fd, loop: loop, options: options, remote: nil)
         }
@@ -163,7 +166,15 @@ final class TCPModelRun: @unchecked Sendable {
         for id in 0..<promisesMade where settlements[id] != 1 {
             fail("promise \(id) settled \(settlements[id] ?? 0) times")
         }
-        drainPeer()
+        if SocketIdentity(of: connection.fd) == connectionSocket {
+            fail("the connection's socket is still open after the close")
+        } else if !peerSawEnd {
+            // Closed, so the end is on its way: only a process being spawned can still hold the
+            // socket (see `readUntilEnd`).
+            let rest = readUntilEnd(from: peer, within: .seconds(5))
+            peerReceived += rest.bytes
+            peerSawEnd = rest.ended
+        }
         if !peerSawEnd { fail("the peer did not see the end of the stream after the close") }
         let expected = model.expectedPeerBytes
         if peerReceived != expected {
