@@ -88,7 +88,6 @@ struct LoopKV: ParsableCommand {
             server.group.syncShutdownGracefully()
             throw ExitCode.failure
         }
-        logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
         if statsInterval > 0 {
             KeyspaceStatsReporter(
                 store: server.store, loop: server.group.loops[0],
@@ -97,7 +96,8 @@ struct LoopKV: ParsableCommand {
         }
 
         // The first SIGTERM or SIGINT stops the server; later ones change nothing (the watchers
-        // stay until the group shuts down).
+        // stay until the group shuts down). Watched before "listening" is logged: a supervisor
+        // (or a test) that signals as soon as it reads that line must not kill the process.
         let signalLoop = server.group.loops[0]
         let stopped = TerminationSignals.first(on: signalLoop).flatMapResult(on: .loop(signalLoop)) { result in
             switch result {
@@ -107,6 +107,7 @@ struct LoopKV: ParsableCommand {
             }
             return server.stop()
         }
+        logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
         _ = waitForResult(of: stopped)
         server.group.syncShutdownGracefully()
         logger.info("stopped")

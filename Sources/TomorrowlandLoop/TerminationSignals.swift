@@ -57,9 +57,12 @@ public enum TerminationSignals {
     /// A promise fulfilled with the first of `signals` that the process receives, on `loop`'s
     /// thread.
     ///
-    /// Safe from any thread: the watchers are registered by work queued on `loop`, so they are in
-    /// place once that work has run. They stay until the loop shuts down, so a second signal
-    /// during a graceful shutdown (a second Ctrl-C, a repeated `kill`) does nothing instead of
+    /// Safe from any thread, and the watchers are in place when this returns (it registers them
+    /// with ``EventLoop/watch(signal:_:)``, which waits for the loop while another thread drives
+    /// it): a signal sent after the call, by a supervisor that saw the daemon report ready, is
+    /// never handled by its default action. Call it before announcing readiness. The watchers
+    /// stay until the loop shuts down, so a second signal during a graceful shutdown (a second
+    /// Ctrl-C, a repeated `kill`) does nothing instead of
     /// ending the process with the signal's default action; a daemon that wants a second signal
     /// to force its exit watches it itself with ``EventLoop/watch(signal:_:)``. Requesting
     /// cancellation before a signal came removes the watchers and cancels the promise.
@@ -72,44 +75,36 @@ public enum TerminationSignals {
     ///   - loop: The loop that hears them.
     /// - Returns: A promise fulfilled on `loop`'s thread with the signal's number; rejected with
     ///   ``EventLoopError/invalidSignal(_:)`` or ``EventLoopError/signalsOwnedByAnotherLoop``
-    ///   (then no watcher is left), or with ``EventLoopError/shutDown``; cancelled if the loop
-    ///   shuts down before a signal came.
+    ///   (then no watcher is left); cancelled if the loop is shut down, or shuts down before a
+    ///   signal came.
     public static func first(
         of signals: [Int32] = standard, on loop: EventLoop
     ) -> Promise<Int32, EventLoopError> {
         let (promise, resolver) = Promise<Int32, EventLoopError>.makeWithResolver()
-        let registration = loop.submit { () -> Result<[EventLoopWatcher], EventLoopError> in
-            // The handlers keep the holder until the loop releases them (at shutdown, which then
-            // cancels the promise if no signal came); later deliveries find the promise resolved
-            // and do nothing.
-            let holder = CancellingResolver(resolver)
-            var watchers: [EventLoopWatcher] = []
-            do {
-                for signal in signals {
-                    watchers.append(try loop.watch(signal: signal) { holder.resolver.fulfill(with: $0) })
-                }
-                return .success(watchers)
-            } catch {
-                // Rejected before the watchers go: releasing their handlers releases the holder,
-                // which would cancel the promise.
-                holder.resolver.reject(with: error as? EventLoopError ?? .libeventFailure(operation: "watch(signal:)"))
-                for watcher in watchers { watcher.cancel() }
-                return .failure(error as? EventLoopError ?? .libeventFailure(operation: "watch(signal:)"))
+        // The handlers keep the holder until the loop releases them (at shutdown, which then
+        // cancels the promise if no signal came); later deliveries find the promise resolved and
+        // do nothing.
+        let holder = CancellingResolver(resolver)
+        var watchers: [EventLoopWatcher] = []
+        do {
+            for signal in signals {
+                watchers.append(try loop.watch(signal: signal) { holder.resolver.fulfill(with: $0) })
             }
+        } catch {
+            // Settled before the watchers go: releasing their handlers releases the holder, which
+            // would cancel the promise. A loop already shut down cancels it, as a shutdown before
+            // a signal does.
+            switch error as? EventLoopError {
+            case .shutDown?: resolver.cancel()
+            case let known?: resolver.reject(with: known)
+            case nil: resolver.reject(with: .libeventFailure(operation: "watch(signal:)"))
+            }
+            for watcher in watchers { watcher.cancel() }
+            return promise
         }
-        registration.always(on: .immediate) { result in
-            switch result {
-            case .value(.success(let watchers)):
-                resolver.onRequestCancel(on: .immediate) { resolver in
-                    for watcher in watchers { watcher.cancel() }
-                    resolver.cancel()
-                }
-            case .value(.failure(let error)):
-                resolver.reject(with: error)
-            case .error, .cancelled:
-                // The loop was shut down before the registration ran.
-                resolver.cancel()
-            }
+        resolver.onRequestCancel(on: .immediate) { [watchers] resolver in
+            for watcher in watchers { watcher.cancel() }
+            resolver.cancel()
         }
         return promise
     }

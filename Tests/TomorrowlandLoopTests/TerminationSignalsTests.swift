@@ -90,6 +90,26 @@ struct TerminationSignalsTests {
         }
     }
 
+    @Test("the watchers are in place when first(of:on:) returns, also on a loop another thread drives")
+    func aSignalRightAfterTheCallReachesTheLoop() async {
+        // Registered by queued loop work before, a signal raised right after the call usually
+        // beat the registration and ended the process with its default action (loopkv, signalled
+        // as soon as it logged "listening", died that way once in about 90 starts).
+        await #expect(processExitsWith: .success) {
+            // The test runner's mask is inherited: the loop thread (made below) and this one must
+            // let the signal through.
+            TerminationSignals.unblock([SIGUSR2])
+            let loop = EventLoop()
+            let thread = LoopThread(loop)
+            precondition(thread.waitUntilRunning(), "the loop never ran")
+            let first = TerminationSignals.first(of: [SIGUSR2], on: loop)
+            raise(SIGUSR2)
+            precondition(waitForResult(of: first)?.value == SIGUSR2, "the signal did not reach the loop")
+            loop.shutdown()
+            precondition(thread.join(), "the loop thread never ended")
+        }
+    }
+
     @Test func theLoopShuttingDownBeforeASignalCancelsThePromise() async {
         await #expect(processExitsWith: .success) {
             let loop = EventLoop()
