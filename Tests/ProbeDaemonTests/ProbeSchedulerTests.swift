@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
@@ -114,6 +115,9 @@ func runScheduler(
             continue
         }
         guard let deadline = loop.nextTimerDeadline else {
+            // Nothing on the loop, but an attempt's result or the round may still be on its way
+            // from a Dispatch queue (`when(fulfilled:)` delivers there): wait for it to land.
+            if waitForLoopWork(loop, scheduler) { continue }
             Issue.record(
                 "the scheduler can never finish: nothing is pending at \(loop.now)", sourceLocation: sourceLocation)
             return nil
@@ -127,6 +131,17 @@ func runScheduler(
     }
     Issue.record("the scheduler did not finish within 100000 steps", sourceLocation: sourceLocation)
     return nil
+}
+
+/// Polls (at most `seconds`) until `loop` has work or a timer, or `scheduler` finished: what a
+/// hop from a Dispatch queue onto the loop looks like from the test's thread.
+func waitForLoopWork(_ loop: TestLoop, _ scheduler: ProbeScheduler, seconds: Double = 10) -> Bool {
+    let deadline = DispatchTime.now() + seconds
+    while DispatchTime.now() < deadline {
+        if loop.readyCount > 0 || loop.nextTimerDeadline != nil || scheduler.finished.result != nil { return true }
+        Thread.sleep(forTimeInterval: 0.001)
+    }
+    return false
 }
 
 @Suite("ProbeScheduler on a TestLoop")
