@@ -92,11 +92,11 @@ fuzz:
 
 # Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
 format:
-	$(SWIFT) format --in-place -r Sources Tests Examples
+	$(SWIFT) format --in-place -r Sources Tests Examples Benchmarks/Sources
 
 # Fails when a file is not formatted.
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Examples
+	$(SWIFT) format lint --strict -r Sources Tests Examples Benchmarks/Sources
 
 # The benchmarks are a package of their own (Benchmarks/Package.swift, which depends on SwiftNIO),
 # so the library's own build never resolves NIO. `make bench` builds it in release, runs every

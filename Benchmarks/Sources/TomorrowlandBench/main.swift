@@ -147,7 +147,8 @@ for spec in WorkloadSpec.all where options.only?.contains(spec.id) ?? true {
     if let cached = nioMeasurements[spec.nioID] {
         (row.nio, row.nioAllocations) = (cached.0, cached.1)
     } else if let run = nio.workloads[spec.nioID] {
-        let measurement = harness.measure(run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: nio.loopCPUClock)
+        let measurement = harness.measure(
+            run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: nio.loopCPUClock)
         let allocations = harness.allocationsPerUnit(run, unitsPerIteration: spec.unitsPerIteration)
         nioMeasurements[spec.nioID] = (measurement, allocations)
         (row.nio, row.nioAllocations) = (measurement, allocations)
