@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: deps build test test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
+.PHONY: deps build test check-allocations bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -25,9 +25,27 @@ deps:
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
+# The suites, then the allocation budgets (check-allocations).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory check-allocations
+
+# Allocation calls per unit of our side of every benchmark workload, counted (not timed) by the
+# benchmark's malloc interposer, must stay within Benchmarks/allocation-budgets.txt. Builds the
+# Benchmarks package in release (the build `make bench` uses; the first one resolves and builds
+# SwiftNIO, a few minutes), then runs each workload of both libraries once: a few seconds.
+check-allocations: deps
+	cd Benchmarks && $(SWIFT) build -c release
+	Benchmarks/scripts/check-allocations.sh
+
+# What check-allocations does not run of the Benchmarks package, once and briefly: M1 for both
+# libraries (each in a fresh process) and TCPEchoBench (one run of 2,000 round trips per pairing).
+bench-smoke: deps
+	cd Benchmarks && $(SWIFT) build -c release
+	Benchmarks/.build/release/TomorrowlandBench --m1 ours
+	Benchmarks/.build/release/TomorrowlandBench --m1 nio
+	Benchmarks/.build/release/TCPEchoBench 2000 1
 
 # The whole suite under ThreadSanitizer (its own build folder, so it does not evict the normal one).
 # The model tests are single-threaded and ten times slower under a sanitizer: 2,000 programs
@@ -92,11 +110,11 @@ fuzz:
 
 # Formats the sources with the toolchain's swift-format and the checked-in .swift-format.
 format:
-	$(SWIFT) format --in-place -r Sources Tests Examples
+	$(SWIFT) format --in-place -r Sources Tests Examples Benchmarks/Sources
 
 # Fails when a file is not formatted.
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Examples
+	$(SWIFT) format lint --strict -r Sources Tests Examples Benchmarks/Sources
 
 # The benchmarks are a package of their own (Benchmarks/Package.swift, which depends on SwiftNIO),
 # so the library's own build never resolves NIO. `make bench` builds it in release, runs every

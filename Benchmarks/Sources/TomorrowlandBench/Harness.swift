@@ -69,7 +69,8 @@ struct Harness {
 
     /// Allocation calls per unit over enough iterations for about `minimumUnits` units, after a
     /// warm-up iteration.
-    func allocationsPerUnit(_ run: LibraryUnderTest.Run, unitsPerIteration: Int, minimumUnits: Int = 100_000) -> Double {
+    func allocationsPerUnit(_ run: LibraryUnderTest.Run, unitsPerIteration: Int, minimumUnits: Int = 100_000) -> Double
+    {
         run(1)
         let iterations = max(1, minimumUnits / unitsPerIteration)
         cbench_malloc_counting_start()

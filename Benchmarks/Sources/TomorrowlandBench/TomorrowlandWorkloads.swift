@@ -337,4 +337,3 @@ final class Inputs: @unchecked Sendable {
         resolvers.reserveCapacity(1000)
     }
 }
-

@@ -19,11 +19,15 @@ struct WorkloadSpec: Sendable {
 
     static let all: [WorkloadSpec] = [
         WorkloadSpec("W1", "chain-map (1000 links)", unit: "link", unitsPerIteration: 1000),
-        WorkloadSpec("W1i", "chain-map, ours on .immediate (extra)", unit: "link", unitsPerIteration: 1000, nioID: "W1"),
+        WorkloadSpec(
+            "W1i", "chain-map, ours on .immediate (extra)", unit: "link", unitsPerIteration: 1000, nioID: "W1"),
         WorkloadSpec("W2", "fanout (1000 callbacks)", unit: "callback", unitsPerIteration: 1000),
-        WorkloadSpec("W2i", "fanout, ours on .immediate (extra)", unit: "callback", unitsPerIteration: 1000, nioID: "W2"),
+        WorkloadSpec(
+            "W2i", "fanout, ours on .immediate (extra)", unit: "callback", unitsPerIteration: 1000, nioID: "W2"),
         WorkloadSpec("W3", "create-fulfill (100k)", unit: "promise", unitsPerIteration: 100_000),
-        WorkloadSpec("W3i", "create-fulfill, ours on .immediate (extra)", unit: "promise", unitsPerIteration: 100_000, nioID: "W3"),
+        WorkloadSpec(
+            "W3i", "create-fulfill, ours on .immediate (extra)", unit: "promise", unitsPerIteration: 100_000,
+            nioID: "W3"),
         WorkloadSpec("W4", "flatmap-async (1000 links)", unit: "link", unitsPerIteration: 1000),
         WorkloadSpec("W5", "timer-insert-cancel (100k)", unit: "timer", unitsPerIteration: 100_000),
         WorkloadSpec("W5r", "timer-cancel-reverse (10k, extra)", unit: "timer", unitsPerIteration: 10_000),

@@ -10,12 +10,16 @@ import Foundation
 //       M1 alone, in this (fresh) process; prints `M1 <rss bytes> <malloc bytes>` per promise
 //   TomorrowlandBench --run W1 --lib ours|nio --iterations N
 //       one warm-up iteration then N iterations, untimed: what the callgrind mode counts
+//   TomorrowlandBench --allocations [--only W1,W3]
+//       allocation calls per unit of every workload, both libraries, untimed: what
+//       `make check-allocations` compares with allocation-budgets.txt, and CI's smoke run
 
 /// The usage text, printed by `--help` and after a bad argument.
 let usage = """
     usage: TomorrowlandBench [--only W1,W3] [--target-seconds 1.0] [--skip-m1]
            TomorrowlandBench --m1 ours|nio
            TomorrowlandBench --run <workload id> --lib ours|nio --iterations N
+           TomorrowlandBench --allocations [--only W1,W3]
     workload ids: \(WorkloadSpec.all.map(\.id).joined(separator: ", "))
     """
 
@@ -33,6 +37,7 @@ struct Options {
     var runWorkload: String?
     var runLibrary: String?
     var runIterations = 1
+    var allocationsOnly = false
 
     init(_ arguments: [String]) {
         var remaining = arguments[...]
@@ -53,6 +58,7 @@ struct Options {
                 }
                 targetSeconds = seconds
             case "--skip-m1": skipM1 = true
+            case "--allocations": allocationsOnly = true
             case "--m1": m1Library = value(argument)
             case "--run": runWorkload = value(argument)
             case "--lib": runLibrary = value(argument)
@@ -106,6 +112,30 @@ if let id = options.runWorkload {
     exit(0)
 }
 
+if options.allocationsOnly {
+    // One line per workload, `<id> ours <calls per unit> nio <calls per unit>` (`n/a` when a
+    // library lacks the workload), with four decimals so the reader can round as it decides.
+    // Untimed: a warm-up iteration, then at least 100k units counted. Every runner checks its
+    // counters, so this is also a smoke run of both libraries' workloads.
+    let harness = Harness()
+    let ours = TomorrowlandWorkloads.make()
+    let nio = NIOWorkloads.make()
+    var nioCounts: [String: Double] = [:]
+    func figure(_ count: Double?) -> String { count.map { String(format: "%.4f", $0) } ?? "n/a" }
+    for spec in WorkloadSpec.all where options.only?.contains(spec.id) ?? true {
+        let oursCount = ours?.workloads[spec.id].map {
+            harness.allocationsPerUnit($0, unitsPerIteration: spec.unitsPerIteration)
+        }
+        if nioCounts[spec.nioID] == nil, let run = nio.workloads[spec.nioID] {
+            nioCounts[spec.nioID] = harness.allocationsPerUnit(run, unitsPerIteration: spec.unitsPerIteration)
+        }
+        print("\(spec.id) ours \(figure(oursCount)) nio \(figure(nioCounts[spec.nioID]))")
+    }
+    ours?.shutdown()
+    nio.shutdown()
+    exit(0)
+}
+
 /// M1 in a child process of this same executable, so that the heap is fresh.
 func m1InChildProcess(_ name: String) -> MemoryFigures? {
     let process = Process()
@@ -147,7 +177,8 @@ for spec in WorkloadSpec.all where options.only?.contains(spec.id) ?? true {
     if let cached = nioMeasurements[spec.nioID] {
         (row.nio, row.nioAllocations) = (cached.0, cached.1)
     } else if let run = nio.workloads[spec.nioID] {
-        let measurement = harness.measure(run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: nio.loopCPUClock)
+        let measurement = harness.measure(
+            run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: nio.loopCPUClock)
         let allocations = harness.allocationsPerUnit(run, unitsPerIteration: spec.unitsPerIteration)
         nioMeasurements[spec.nioID] = (measurement, allocations)
         (row.nio, row.nioAllocations) = (measurement, allocations)
