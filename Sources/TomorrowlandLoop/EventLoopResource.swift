@@ -1,3 +1,5 @@
+import Tomorrowland
+
 /// Something that holds libevent objects on a loop's base (a TCP listener, connection or
 /// connection attempt) and must release them before the base goes away.
 ///
@@ -34,14 +36,19 @@ extension EventLoop {
         }
     }
 
-    /// Runs `body` with access to the loop-confined state, for the loop-only API of resources: on
-    /// the loop's thread, or while no thread drives the loop (claiming it for the call), or after
-    /// the loop shut down (nothing can drive it any more, and the resources are closed).
-    /// Another thread driving the loop is a precondition failure.
-    func withConfinedAccess<R>(_ operation: StaticString, _ body: () -> R) -> R {
+    /// Runs `body` with access to the loop-confined state, for the set-up API of resources, from
+    /// any thread: on the loop's thread at once; while no thread drives the loop, on the calling
+    /// thread (claiming the loop for the call); while another thread drives it, on the loop's
+    /// thread, the caller waiting; after the loop shut down, on the calling thread (nothing can
+    /// drive it any more, and the resources are closed).
+    func withConfinedAccess<R>(_ operation: StaticString, _ body: @escaping () -> R) -> R {
         if inEventLoop { return body() }
+        // `UnsafeTransfer`: `body` touches loop-confined state, and only ever runs where that is
+        // allowed: on the loop's thread, or on a thread that holds the loop; its result comes
+        // back to this thread, which waits for it.
+        let call = UnsafeTransfer(body)
         do {
-            return try withLoopAccess(operation, body)
+            return try performOnLoopAndWait { UnsafeTransfer(call.wrapped()) }.wrapped
         } catch {
             // Only `EventLoopError.shutDown`: the state of closed resources is final.
             return body()

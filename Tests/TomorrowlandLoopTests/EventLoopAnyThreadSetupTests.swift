@@ -72,6 +72,34 @@ struct EventLoopAnyThreadSetupTests {
         close(descriptors[1])
     }
 
+    @Test(
+        "startReading, onInputClosed, stopReading and resumeReading from another thread while the loop runs take effect on the loop"
+    )
+    func connectionSetUpFromAnotherThreadWhileTheLoopRuns() {
+        // They were loop-only: from another thread while the loop ran, a precondition failure.
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let (connection, peer) = socketPairConnection(on: loop)
+        let received = Recorder<String>()
+        connection.onInputClosed = { received.record("end on loop: \(loop.inEventLoop)") }
+        connection.startReading { bytes in
+            received.record("\(String(decoding: bytes, as: UTF8.self)) on loop: \(loop.inEventLoop)")
+            return bytes.count
+        }
+        #expect(write(peer, "hello", 5) == 5)
+        #expect(Self.waitUntil { received.values.count == 1 })
+        connection.stopReading()
+        connection.resumeReading()
+        shutdown(peer, Int32(SHUT_WR))
+        #expect(Self.waitUntil { received.values.count == 2 })
+        #expect(received.values == ["hello on loop: true", "end on loop: true"])
+        connection.close()
+        close(peer)
+        loop.shutdown()
+        #expect(thread.join())
+    }
+
     @Test("run() racing hops onto the idle loop from another thread waits for them instead of trapping")
     func runRacingHopsNeverTraps() async {
         // Before hops were visits, a hop that found the loop idle held it as a driver, and a run()

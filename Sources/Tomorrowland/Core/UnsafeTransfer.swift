@@ -1,9 +1,9 @@
 /// Carries a value into a `@Sendable` closure where the library has proven by other means that
 /// the hand-off is safe (the comment at each use says why).
-struct UnsafeTransfer<Wrapped>: @unchecked Sendable {
-    let wrapped: Wrapped
+package struct UnsafeTransfer<Wrapped>: @unchecked Sendable {
+    package let wrapped: Wrapped
 
-    init(_ wrapped: Wrapped) {
+    package init(_ wrapped: Wrapped) {
         self.wrapped = wrapped
     }
 }

@@ -48,10 +48,11 @@ extension TCPConnection {
     /// The handler may call any method of the connection (write, close, ``stopReading()``...);
     /// promise callbacks and other callbacks those calls cause run after the handler returns.
     ///
-    /// - Important: Call on the loop's thread (or while no thread drives the loop), once per
+    /// - Important: Safe from any thread (from another thread while the loop runs, it waits for
+    ///   the loop to take the handler); once per
     ///   connection; exclusive with the promise reads (precondition).
     public func startReading(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
-        loop.withConfinedAccess("TCPConnection.startReading(_:)") { beginStreaming(handler) }
+        loop.withConfinedAccess("TCPConnection.startReading(_:)") { [self] in beginStreaming(handler) }
     }
 
     private func beginStreaming(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
@@ -73,16 +74,16 @@ extension TCPConnection {
     /// (backpressure). The handler is not called until ``resumeReading()``. Loop thread (or while no
     /// thread drives the loop).
     public func stopReading() {
-        loop.withConfinedAccess("TCPConnection.stopReading()") {
+        loop.withConfinedAccess("TCPConnection.stopReading()") { [self] in
             machine.stopReading()
             syncReadInterest()
         }
     }
 
     /// Resumes reading after ``stopReading()``; input still buffered is handed to the handler
-    /// soon (not inside this call). Loop thread (or while no thread drives the loop).
+    /// soon (not inside this call). Safe from any thread (waits for a running loop).
     public func resumeReading() {
-        loop.withConfinedAccess("TCPConnection.resumeReading()") {
+        loop.withConfinedAccess("TCPConnection.resumeReading()") { [self] in
             let deliver = machine.resumeReading(hasBufferedInput: input.readableBytes > 0)
             syncReadInterest()
             if deliver { deliverLater() }

@@ -102,12 +102,13 @@ public final class TCPConnection: @unchecked Sendable {
     /// Called on the loop's thread when ``isWritable`` turns true again after it was false, while
     /// the connection is open.
     ///
-    /// It may call any method of the connection (write more, close...). Set it on the loop's
-    /// thread (or while no thread drives the loop). Released when the connection closes.
+    /// It may call any method of the connection (write more, close...). Set it from any thread
+    /// (from another one while the loop runs, the setter waits for the loop). Released when the
+    /// connection closes.
     public var onWritable: (() -> Void)? {
         get { onWritableStorage }
         set {
-            loop.withConfinedAccess("TCPConnection.onWritable") { onWritableStorage = newValue }
+            loop.withConfinedAccess("TCPConnection.onWritable") { [self] in onWritableStorage = newValue }
         }
     }
     @exclusivity(unchecked) var onWritableStorage: (() -> Void)?
@@ -118,12 +119,12 @@ public final class TCPConnection: @unchecked Sendable {
     /// When this is nil at the peer's end of input, a connection in streaming mode
     /// (``startReading(_:)``) closes itself after flushing its output, which is what a server
     /// wants; set it to keep the connection half-open and decide yourself. It may call any method
-    /// of the connection. Set it on the loop's thread (or while no thread drives the loop).
-    /// Released when the connection closes.
+    /// of the connection. Set it from any thread (from another one while the loop runs, the setter
+    /// waits for the loop). Released when the connection closes.
     public var onInputClosed: (() -> Void)? {
         get { onInputClosedStorage }
         set {
-            loop.withConfinedAccess("TCPConnection.onInputClosed") { onInputClosedStorage = newValue }
+            loop.withConfinedAccess("TCPConnection.onInputClosed") { [self] in onInputClosedStorage = newValue }
         }
     }
     @exclusivity(unchecked) var onInputClosedStorage: (() -> Void)?
