@@ -193,7 +193,11 @@ extension EventLoop {
                 // Handed to the inbox now, the work could wait for a driver that never comes
                 // (the visitor leaves the loop idle): wait for the visit to end instead.
                 sched_yield()
-            case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
+            case .refused(.drivenByCaller):
+                // This thread drives the loop, from inside another loop's work that runs nested in
+                // it: the loop's state is this thread's already, and waiting would wait for itself.
+                return try ExecutionFlags.running(on: self) { try body() }
+            case .refused(.drivenByAnotherThread):
                 break claim
             }
         }

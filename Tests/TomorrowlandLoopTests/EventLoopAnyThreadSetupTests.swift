@@ -49,6 +49,31 @@ struct EventLoopAnyThreadSetupTests {
         #expect(outcome)
     }
 
+    @Test("a watch on a loop from inside another loop's visit on the thread that drives it registers at once")
+    func watchingFromANestedVisitOnTheDrivingThread() throws {
+        // The thread drives `outer`, and inside its work visits the idle `inner`; there it watches
+        // on `outer`, which it still drives: waiting for `outer` would wait for itself.
+        let outer = EventLoop()
+        let inner = EventLoop()
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let readEnd = descriptors[0]
+        let registered = Cell(false)
+        outer.execute {
+            _ = inner.performOnLoop {
+                guard let watcher = try? outer.watch(fileDescriptor: readEnd, for: .readable, { _ in }) else { return }
+                registered.set(true)
+                watcher.cancel()
+            }
+        }
+        outer.runUntilIdle()
+        #expect(registered.value)
+        outer.shutdown()
+        inner.shutdown()
+        close(descriptors[0])
+        close(descriptors[1])
+    }
+
     @Test("1,000 watchers registered from 8 threads on a running loop all register and cancel")
     func watchingFromEightThreads() throws {
         let loop = EventLoop()
