@@ -11,7 +11,7 @@ extension EventLoop: PromiseExecutor {
     /// allocating: the loop queues the job itself.
     ///
     /// After shutdown the job is abandoned on the calling thread
-    /// (``Tomorrowland/PromiseJob/abandon()``): the callback does not run, and the promise it
+    /// (`PromiseJob.abandon()`): the callback does not run, and the promise it
     /// would have resolved ends cancelled.
     public func submit(job: consuming any PromiseJob) {
         enqueue(.promiseJob(consume job))
