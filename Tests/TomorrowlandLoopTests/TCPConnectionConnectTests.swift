@@ -16,19 +16,7 @@ struct TCPConnectionConnectTests {
     /// A raw listening socket with a backlog of 0 that never accepts: once its queue holds one
     /// connection, the kernel drops further SYNs and those connects hang.
     private func saturatedListener() throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(bound == 0 && listen(fd, 0) == 0)
-        let port = try #require(TCPSocketAddress.local(of: fd)).port
-        return (fd, port)
+        try rawListeningSocket(backlog: 0)
     }
 
     @Test func connectingToAClosedPortFailsWithConnectionRefused() throws {

@@ -10,19 +10,7 @@ struct TCPConnectionNameResolutionTests {
     /// A socket listening on 127.0.0.1 that never accepts: the kernel completes connects into its
     /// backlog, so no `TCPListener` (and no loop) is needed on the server side.
     private func rawListener() throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(bound == 0 && listen(fd, 16) == 0)
-        let port = try #require(TCPSocketAddress.local(of: fd)).port
-        return (fd, port)
+        try rawListeningSocket(backlog: 16, nonBlocking: true)
     }
 
     /// Whether a connection waits in `fd`'s accept queue (accepted and closed if so).

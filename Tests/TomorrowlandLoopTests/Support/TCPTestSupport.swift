@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 import Tomorrowland
-import TomorrowlandLoop
+@testable import TomorrowlandLoop
 
 #if canImport(Glibc)
     import Glibc
@@ -128,4 +128,25 @@ final class LoopBox<Value>: @unchecked Sendable {
     // thread), read by the test after `run(until:)` returned.
     var value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// A raw socket listening on 127.0.0.1 (a port the kernel picks) that nothing accepts from, for
+/// connects that must stay in the kernel's backlog. Close-on-exec, so that exit tests' child
+/// processes do not keep it.
+func rawListeningSocket(backlog: Int32, nonBlocking: Bool = false) throws -> (fd: Int32, port: UInt16) {
+    var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+    let fd = socket(AF_INET, type, 0)
+    try #require(fd >= 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    try #require(bound == 0 && listen(fd, backlog) == 0)
+    let port = try #require(TCPSocketAddress.local(of: fd)).port
+    return (fd, port)
 }
