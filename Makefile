@@ -3,8 +3,13 @@
 
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
+# The library's opt-in integrations (TomorrowlandNIO, TomorrowlandServiceLifecycle) are package
+# traits, off for packages that depend on this one; this repository builds and tests them.
+SWIFT_TRAITS ?= --enable-all-traits
+# The examples (daemons, demos) are a package of their own: Examples/Package.swift.
+EXAMPLES = --package-path Examples
 
-.PHONY: deps build test check-allocations bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
+.PHONY: deps build test check-allocations check-dependency-graph bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -23,13 +28,22 @@ deps:
 	@pkg-config --exists libevent_core || { echo "make deps: libevent_core still not found by pkg-config" >&2; exit 1; }
 
 build: deps
-	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build $(EXAMPLES) $(SWIFT_BUILD_FLAGS)
 
-# The suites, then the allocation budgets (check-allocations).
+# The library's suites, the examples' suites, then the allocation budgets (check-allocations).
 test: deps
-	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --build-tests $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --build-tests $(EXAMPLES) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(EXAMPLES) $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory check-allocations
+	@$(MAKE) --no-print-directory check-dependency-graph
+
+# What a package that depends on this one resolves: nothing else without traits, swift-nio's
+# graph with the NIO trait, swift-service-lifecycle's with ServiceLifecycle (a few seconds).
+check-dependency-graph:
+	SWIFT="$(SWIFT)" scripts/check-dependency-graph.sh
 
 # Allocation calls per unit of our side of every benchmark workload, counted (not timed) by the
 # benchmark's malloc interposer, must stay within Benchmarks/allocation-budgets.txt. Builds the
@@ -51,7 +65,8 @@ bench-smoke: deps
 # The model tests are single-threaded and ten times slower under a sanitizer: 2,000 programs
 # of each there (20,000 promise programs and 10,000 TCP programs in `make test`).
 test-tsan: deps
-	TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_BUILD_FLAGS)
+	TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS)
 
 # The whole suite under AddressSanitizer (use-after-free, overflows, double frees) and
 # LeakSanitizer, in its own build folder. .ci/lsan-suppressions.txt lists, with the reason for
@@ -62,7 +77,9 @@ test-tsan: deps
 # swift-backtrace, which can hang holding the test's pipe open; the crash itself still fails the test.
 test-asan: deps
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 \
-		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SWIFT_BUILD_FLAGS)
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt \
+		$(SWIFT) test --sanitize=address $(EXAMPLES) --scratch-path Examples/.build-asan $(SWIFT_BUILD_FLAGS)
 
 # Runs a program that exercises the loop, promises, timers, watchers, a group and shutdown
 # (Tests/TomorrowlandLeakProbe) under valgrind; fails on any definitely or indirectly lost block.
@@ -84,7 +101,7 @@ demo: deps
 
 # The promise demo (Examples/TomorrowlandDemo).
 demo-promises: deps
-	$(SWIFT) run $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
+	$(SWIFT) run $(EXAMPLES) $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
 # The DocC archives of the three library modules, offline, with swift-docc-plugin, into docs/
 # (one .doccarchive per module; serve one with `python3 -m http.server -d docs/Tomorrowland.doccarchive`
@@ -93,7 +110,7 @@ demo-promises: deps
 DOCC_FLAGS ?=
 
 docs: deps
-	$(SWIFT) package $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
+	$(SWIFT) package $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
 		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
@@ -135,4 +152,4 @@ bench-callgrind: deps
 	Benchmarks/scripts/callgrind.sh
 
 clean:
-	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* docs
+	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* Examples/.build Examples/.build-* docs

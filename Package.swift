@@ -4,23 +4,34 @@ import PackageDescription
 // The example targets build as a user's package would: under another package name, so that the
 // library's `package` declarations are invisible to them and they compile against the public API
 // only. (SwiftPM passes `-package-name tomorrowland` itself; the last `-package-name` wins.)
-let publicAPIOnly: [SwiftSetting] = [.unsafeFlags(["-package-name", "TomorrowlandExamples"])]
-
 let package = Package(
     name: "Tomorrowland",
     products: [
         .library(name: "Tomorrowland", targets: ["Tomorrowland"]),
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
-        .executable(name: "loopkv", targets: ["loopkv"]),
-        .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
+        // Empty modules unless their trait is enabled (see `traits` below).
+        .library(name: "TomorrowlandNIO", targets: ["TomorrowlandNIO"]),
+        .library(name: "TomorrowlandServiceLifecycle", targets: ["TomorrowlandServiceLifecycle"]),
+    ],
+    // The integrations are opt-in traits, off by default: a package that depends on this one
+    // without naming them resolves no SwiftNIO and no swift-service-lifecycle (SwiftPM leaves a
+    // dependency out of resolution when only disabled traits use it; measured with SwiftPM 6.3 by
+    // `swift package show-dependencies` in a consumer package, see README "Packaging").
+    // Enable them with `.package(url: ..., from: ..., traits: ["NIO"])`; this repository's own
+    // builds pass `--enable-all-traits` (the Makefile does).
+    traits: [
+        .trait(name: "NIO", description: "TomorrowlandNIO: SwiftNIO event loops as promise contexts, future bridges."),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "TomorrowlandServiceLifecycle: loops and loop groups as swift-service-lifecycle services."
+        ),
+        .default(enabledTraits: []),
     ],
     dependencies: [
-        // The example daemons (loopkv, loopprobe) only: the library products depend on nothing
-        // but the toolchain and libevent, and SwiftPM fetches these only for those who build the
-        // examples.
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Only for the `NIO` and `ServiceLifecycle` traits (the conditions below).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
         // depends on it, so nothing of it is built into or linked with the library, and packages
         // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
@@ -54,35 +65,25 @@ let package = Package(
             name: "TomorrowlandTesting",
             dependencies: ["Tomorrowland"]
         ),
-        // The demo `make demo` runs.
-        .executableTarget(
-            name: "TomorrowlandDemo",
-            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/TomorrowlandDemo",
-            swiftSettings: publicAPIOnly
-        ),
-        // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
-        // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
-        // logs and runs an EventLoop on the main thread.
+        // SwiftNIO interop (trait `NIO`): a NIO EventLoop as a promise context, future bridges.
         .target(
-            name: "ProbeCore",
-            dependencies: ["Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/ProbeCore",
-            swiftSettings: publicAPIOnly
-        ),
-        .executableTarget(
-            name: "ProbeDaemon",
+            name: "TomorrowlandNIO",
             dependencies: [
-                "ProbeCore", "Tomorrowland", "TomorrowlandLoop",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Examples/ProbeDaemon",
-            swiftSettings: publicAPIOnly
+                "Tomorrowland",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+            ]
         ),
-        .testTarget(
-            name: "ProbeDaemonTests",
-            dependencies: ["ProbeCore", "ProbeDaemon", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"]
+        // Our loops as swift-service-lifecycle services (trait `ServiceLifecycle`).
+        .target(
+            name: "TomorrowlandServiceLifecycle",
+            dependencies: [
+                "Tomorrowland", "TomorrowlandLoop",
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["ServiceLifecycle"])
+                ),
+            ]
         ),
         .testTarget(
             name: "TomorrowlandTests",
@@ -129,41 +130,25 @@ let package = Package(
             name: "TomorrowlandModelTests",
             dependencies: ["Tomorrowland", "TomorrowlandTesting"]
         ),
-        // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
-        // its tests use it; scripts/fuzz.sh compiles its sources into the fuzz harnesses).
-        .target(
-            name: "KeyValueCore",
-            dependencies: ["Tomorrowland"],
-            path: "Examples/KeyValueCore",
-            swiftSettings: publicAPIOnly
-        ),
-        // The Redis-protocol daemon (issue 9); `make demo` runs it, `make bench-kv` measures it.
-        .executableTarget(
-            name: "loopkv",
+        .testTarget(
+            name: "TomorrowlandNIOTests",
             dependencies: [
-                "KeyValueCore", "Tomorrowland", "TomorrowlandLoop",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/KeyValueDaemon",
-            exclude: ["demo.sh", "README.md"],
-            swiftSettings: publicAPIOnly
-        ),
-        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
-        .testTarget(
-            name: "KeyValueDaemonTests",
-            dependencies: ["loopkv"]
-        ),
-        // Measures lazy+swept expiry against per-key loop timers (Examples/KeyValueDaemon/README.md).
-        .executableTarget(
-            name: "loopkv-expiry-bench",
-            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandLoop"],
-            path: "Examples/KeyValueExpiryBench",
-            swiftSettings: publicAPIOnly
+                "TomorrowlandNIO", "Tomorrowland", "TomorrowlandTesting",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),
+            ]
         ),
         .testTarget(
-            name: "KeyValueCoreTests",
-            dependencies: ["KeyValueCore", "Tomorrowland", "TomorrowlandTesting"]
+            name: "TomorrowlandServiceLifecycleTests",
+            dependencies: [
+                "TomorrowlandServiceLifecycle", "Tomorrowland", "TomorrowlandLoop",
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["ServiceLifecycle"])
+                ),
+            ]
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",

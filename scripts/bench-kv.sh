@@ -15,8 +15,8 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/d
     $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
 fi
 
-$SWIFT build -c release ${SWIFT_BUILD_FLAGS:-} --product loopkv >/dev/null
-BIN="$($SWIFT build -c release ${SWIFT_BUILD_FLAGS:-} --show-bin-path)/loopkv"
+$SWIFT build --package-path Examples -c release ${SWIFT_BUILD_FLAGS:-} --product loopkv >/dev/null
+BIN="$($SWIFT build --package-path Examples -c release ${SWIFT_BUILD_FLAGS:-} --show-bin-path)/loopkv"
 WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {

@@ -3,7 +3,7 @@
 # with a key visibly expiring (TTL counting down, then GET nil), stops it with SIGTERM and checks
 # that it exits 0. Installs redis-tools (redis-cli) with apt-get when missing.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."  # the Examples package
 SWIFT="${SWIFT:-swift}"
 
 if ! command -v redis-cli >/dev/null 2>&1; then

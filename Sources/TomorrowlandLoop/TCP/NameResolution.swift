@@ -4,14 +4,14 @@
 /// the resolver still works; the late answer is then discarded, and abandoning releases the
 /// answer handler, with everything it captured, at once rather than when (if ever) the resolver
 /// answers.
-package final class NameResolution: Sendable {
+public final class NameResolution: Sendable {
     /// Receives the answer; called at most once, on the thread that completes the resolution.
-    package typealias AnswerHandler = @Sendable (Result<[TCPSocketAddress], TCPError>) -> Void
+    public typealias AnswerHandler = @Sendable (Result<[TCPSocketAddress], TCPError>) -> Void
 
     /// The host to resolve: a name, never an IP literal (those skip resolution).
-    package let host: String
+    public let host: String
     /// The port the addresses carry.
-    package let port: UInt16
+    public let port: UInt16
     /// The handler until it is called or the resolution is abandoned, nil after.
     private let handler: PthreadLocked<AnswerHandler?>
 
@@ -24,14 +24,14 @@ package final class NameResolution: Sendable {
     }
 
     /// Whether nobody waits for the answer any more (abandoned, or already answered).
-    package var isAbandoned: Bool {
+    public var isAbandoned: Bool {
         handler.withLock { $0 == nil }
     }
 
     /// Delivers the answer, on the calling thread, unless the resolution was abandoned or already
     /// answered; returns whether the answer was delivered. Safe from any thread.
     @discardableResult
-    package func complete(with result: Result<[TCPSocketAddress], TCPError>) -> Bool {
+    public func complete(with result: Result<[TCPSocketAddress], TCPError>) -> Bool {
         // Taken out under the lock, called after it: the handler hops to a loop, which may run
         // user code on this thread.
         guard let onAnswer = takeHandler() else { return false }

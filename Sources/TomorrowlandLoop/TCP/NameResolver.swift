@@ -1,10 +1,11 @@
 /// Turns a host name into socket addresses without blocking the thread that asks: the seam
 /// through which ``TCPConnection/connect(host:port:on:timeout:options:)`` resolves names.
 ///
-/// The library uses ``SystemNameResolver/shared`` (the system's `getaddrinfo`, on threads of its
-/// own); tests inject resolvers that answer late or never, through the package-level
-/// `TCPConnection.connect(host:port:on:timeout:options:nameResolver:)`.
-package protocol NameResolver: Sendable {
+/// By default the library uses the system's `getaddrinfo`, on up to eight threads of its own, so
+/// that `/etc/hosts`, nsswitch and `gai.conf` apply. Pass another resolver (a cache, another DNS
+/// client, a test double that answers late or never) to
+/// ``TCPConnection/connect(host:port:on:timeout:options:nameResolver:)``.
+public protocol NameResolver: Sendable {
     /// Starts resolving `resolution`'s host and port, and returns at once.
     ///
     /// Called on the connecting loop's thread, which must not wait: the answer is delivered

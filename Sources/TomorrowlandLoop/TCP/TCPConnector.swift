@@ -220,9 +220,19 @@ extension TCPConnection {
             nameResolver: SystemNameResolver.shared)
     }
 
-    /// ``connect(host:port:on:timeout:options:)`` with the name resolver to use, so that tests
-    /// can inject one that answers late or never.
-    package static func connect(
+    /// ``connect(host:port:on:timeout:options:)`` with the name resolver to use instead of the
+    /// system's: a cache, another DNS client, or a test double that answers late or never.
+    ///
+    /// - Parameters:
+    ///   - host: An IPv4 or IPv6 literal (with or without brackets; literals never reach
+    ///     `nameResolver`), or a host name.
+    ///   - port: The port.
+    ///   - loop: The loop that runs the connection.
+    ///   - timeout: The limit for the whole attempt, resolution included.
+    ///   - options: Options of the connection.
+    ///   - nameResolver: Asked, on the loop's thread, to resolve a host name; see ``NameResolver``.
+    /// - Returns: The promise ``connect(host:port:on:timeout:options:)`` returns.
+    public static func connect(
         host: String, port: UInt16, on loop: EventLoop,
         timeout: Duration, options: TCPConnectionOptions = .init(), nameResolver: any NameResolver
     ) -> Promise<TCPConnection, TCPError> {

@@ -2,7 +2,10 @@ import CLibevent
 import Glibc
 
 /// An IPv4 or IPv6 socket address, as `getaddrinfo` and `accept` produce it.
-package struct TCPSocketAddress: Sendable {
+///
+/// A ``NameResolver`` answers with these: made from an IP literal with
+/// ``init(ipAddress:port:)``, or copied from a `sockaddr` with ``init(_:length:)``.
+public struct TCPSocketAddress: Sendable, CustomStringConvertible {
     /// The address, in a buffer large enough for any family.
     var storage = sockaddr_storage()
     /// The meaningful length of ``storage``.
@@ -10,8 +13,13 @@ package struct TCPSocketAddress: Sendable {
 
     init() {}
 
-    /// Copies `length` bytes of `address`.
-    init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
+    /// Copies `length` bytes of `address` (an `AF_INET` or `AF_INET6` address; the pointer is
+    /// not kept).
+    ///
+    /// - Parameters:
+    ///   - address: The address, e.g. an `addrinfo`'s `ai_addr`.
+    ///   - length: Its length in bytes; at most `sockaddr_storage`'s size is copied.
+    public init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
         let count = Swift.min(Int(length), MemoryLayout<sockaddr_storage>.size)
         withUnsafeMutableBytes(of: &storage) { destination in
             destination.copyMemory(from: UnsafeRawBufferPointer(start: address, count: count))
@@ -19,11 +27,24 @@ package struct TCPSocketAddress: Sendable {
         self.length = socklen_t(count)
     }
 
+    /// The address of an IPv4 or IPv6 literal ("127.0.0.1", "::1", "[::1]", "fe80::1%eth0") and
+    /// `port`, or nil when `ipAddress` is not a literal. Parses only: nothing is looked up.
+    ///
+    /// - Parameters:
+    ///   - ipAddress: The literal.
+    ///   - port: The port, in host byte order.
+    public init?(ipAddress: String, port: UInt16) {
+        guard !ipAddress.isEmpty, ipAddress != "*",
+            let first = Self.literal(host: ipAddress, port: port)?.first
+        else { return nil }
+        self = first
+    }
+
     /// `AF_INET` or `AF_INET6`.
-    package var family: Int32 { Int32(storage.ss_family) }
+    public var family: Int32 { Int32(storage.ss_family) }
 
     /// The port, in host byte order.
-    package var port: UInt16 {
+    public var port: UInt16 {
         withUnsafeBytes(of: storage) { raw in
             switch family {
             case AF_INET: UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
@@ -34,7 +55,7 @@ package struct TCPSocketAddress: Sendable {
     }
 
     /// "127.0.0.1:54321" or "[::1]:54321".
-    package var description: String {
+    public var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let ok = withUnsafeBytes(of: storage) { raw -> Bool in
             switch family {

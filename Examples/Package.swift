@@ -1,0 +1,109 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The examples are a package of their own that depends on the library as a user's package
+// would (by path here, by URL there): they see the public API only, and their dependencies
+// (swift-argument-parser, swift-log, swift-service-lifecycle) never reach the graph of a package
+// that depends on the library. `make demo`, `make test` and `make bench-kv` build it.
+let package = Package(
+    name: "TomorrowlandExamples",
+    products: [
+        .executable(name: "loopkv", targets: ["loopkv"]),
+        .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
+    ],
+    dependencies: [
+        .package(name: "Tomorrowland", path: "..", traits: ["ServiceLifecycle"]),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // The promise demo `make demo-promises` runs.
+        .executableTarget(
+            name: "TomorrowlandDemo",
+            dependencies: [
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ],
+            path: "TomorrowlandDemo"
+        ),
+        // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
+        // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
+        // logs and runs an EventLoop on the main thread.
+        .target(
+            name: "ProbeCore",
+            dependencies: [
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ],
+            path: "ProbeCore"
+        ),
+        .executableTarget(
+            name: "ProbeDaemon",
+            dependencies: [
+                "ProbeCore",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "ProbeDaemon"
+        ),
+        .testTarget(
+            name: "ProbeDaemonTests",
+            dependencies: [
+                "ProbeCore", "ProbeDaemon",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTesting", package: "Tomorrowland"),
+            ],
+            path: "Tests/ProbeDaemonTests"
+        ),
+        // The Redis-protocol daemon's parser, store and commands, without sockets (loopkv and
+        // its tests use it; scripts/fuzz.sh compiles its sources into the fuzz harnesses).
+        .target(
+            name: "KeyValueCore",
+            dependencies: [.product(name: "Tomorrowland", package: "Tomorrowland")],
+            path: "KeyValueCore"
+        ),
+        // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it.
+        .executableTarget(
+            name: "loopkv",
+            dependencies: [
+                "KeyValueCore",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "KeyValueDaemon",
+            exclude: ["demo.sh", "README.md"]
+        ),
+        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
+        .testTarget(
+            name: "KeyValueDaemonTests",
+            dependencies: ["loopkv"],
+            path: "Tests/KeyValueDaemonTests"
+        ),
+        // Measures lazy+swept expiry against per-key loop timers (KeyValueDaemon/README.md).
+        .executableTarget(
+            name: "loopkv-expiry-bench",
+            dependencies: [
+                "KeyValueCore",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ],
+            path: "KeyValueExpiryBench"
+        ),
+        .testTarget(
+            name: "KeyValueCoreTests",
+            dependencies: [
+                "KeyValueCore",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTesting", package: "Tomorrowland"),
+            ],
+            path: "Tests/KeyValueCoreTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

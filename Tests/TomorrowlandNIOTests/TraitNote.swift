@@ -1,0 +1,1 @@
+// The suites of TomorrowlandNIO; they compile with the package trait `NIO` only.

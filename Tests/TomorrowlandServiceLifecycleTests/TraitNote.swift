@@ -1,0 +1,1 @@
+// The suites of TomorrowlandServiceLifecycle; they compile with the package trait `ServiceLifecycle` only.
