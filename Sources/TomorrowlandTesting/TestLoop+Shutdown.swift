@@ -69,6 +69,7 @@ extension TestLoop {
     /// Performs shutdown (steps 1 to 3 of ``shutdown()``) on the calling thread, which drives the
     /// loop; the lifecycle is shutting down, and ends closed.
     func tearDown() {
+        state.withLock { $0.core.endRound() }
         var closed = false
         for _ in 0..<Self.shutdownDrainRounds {
             // Released here, before the ready work is counted: a released promise timer cancels
@@ -86,16 +87,19 @@ extension TestLoop {
                 closed = true
                 break
             }
+            // The clock does not move during shutdown: every round is at the same time.
+            state.withLock { $0.core.beginRound(at: $0.core.currentTime) }
             for _ in 0..<count {
                 // Timers are removed with each pop, so a pop only ever yields ready work.
                 var (timers, work) = state.withLock { state in
-                    (state.core.removeAllTimers(), state.core.popNext(until: state.core.currentTime))
+                    (state.core.removeAllTimers(), state.core.nextInRound())
                 }
                 // Released before the next item runs, as the work that scheduled them ended.
                 timers.removeAll()
                 guard let work else { break }
                 perform(work)
             }
+            state.withLock { $0.core.endRound() }
         }
         guard !closed else { return }
         // Work that keeps queueing work: close anyway, and refuse what is left, outside the lock

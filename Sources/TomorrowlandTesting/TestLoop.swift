@@ -106,9 +106,7 @@ public final class TestLoop: PromiseExecutor {
         let nanoseconds = delay.schedulingNanoseconds
         let id = state.withLock { state -> SchedulingCore.TimerID? in
             guard state.lifecycle.admitsWork else { return nil }
-            let time = state.core.currentTime
-            let (deadline, overflow) = time.addingReportingOverflow(nanoseconds)
-            return state.core.schedule(at: overflow ? .max : deadline, .closure(work))
+            return state.core.schedule(at: state.core.deadline(after: nanoseconds), .closure(work))
         }
         guard let id else {
             // Shut down: `work` is not kept, so the caller's release right after this call is
@@ -253,32 +251,48 @@ public final class TestLoop: PromiseExecutor {
         case shutDown
     }
 
-    /// Runs items one by one in key order, moving the clock to each one's deadline, until
-    /// `shouldStop()` (asked before the first item and after each) returns true, nothing is
-    /// pending, the next item is due after `limit`, `maxSteps` items ran, or the loop shut down.
+    /// Runs items one by one, in rounds at the current time and then at each timer deadline in
+    /// turn, until `shouldStop()` (asked before the first item and after each) returns true, nothing
+    /// is pending, the next item is due after `limit`, `maxSteps` items ran, or the loop shut down.
+    ///
+    /// When `shouldStop()` turns true the round in progress is finished first, as `EventLoop`
+    /// finishes its tick: the work that was due at that time (what the item queued included) runs.
+    /// When it is true before the first item, nothing runs.
     func drain(maxSteps: Int, limit: UInt64?, until shouldStop: () -> Bool) -> DrainOutcome {
         enum Step {
             case run(LoopWork)
             case tearDown
             case end(DrainOutcome)
         }
+        if shouldStop() { return .stopped }
         guard beginDriving() else { return .shutDown }
         defer { endDriving() }
         return ExecutionFlags.running(on: self) {
             var steps = 0
+            var stopping = false
             while true {
-                if shouldStop() { return .stopped }
+                if !stopping && steps > 0 && shouldStop() { stopping = true }
                 let next = state.withLock { state -> Step in
                     if state.lifecycle.beginRequestedTeardown() { return .tearDown }
-                    guard let deadline = state.core.nextDeadline else { return .end(.idle) }
-                    if let limit, deadline > limit {
-                        _ = state.core.popNext(until: limit)  // nothing is due: moves the clock
+                    let core = state.core
+                    if core.isInRound && core.hasWorkDueNow {
+                        if steps == maxSteps && !stopping {
+                            core.endRound()
+                            return .end(.reachedStepLimit)
+                        }
+                        return .run(core.nextInRound()!)
+                    }
+                    core.endRound()
+                    if stopping { return .end(.stopped) }
+                    guard let look = core.nextLook(notAfter: limit ?? .max) else {
+                        if core.isEmpty { return .end(.idle) }
+                        core.advanceIdle(to: limit ?? core.currentTime)
                         return .end(.reachedTimeLimit)
                     }
                     if steps == maxSteps { return .end(.reachedStepLimit) }
-                    // Whatever comes next, ready work or the earliest timer, is due by its own
-                    // deadline, so asking for exactly that keeps the clock on the deadline.
-                    return .run(state.core.popNext(until: deadline)!)
+                    core.beginRound(at: look)
+                    guard let work = core.nextInRound() else { return .end(.idle) }
+                    return .run(work)
                 }
                 switch next {
                 case .run(let work):
@@ -294,8 +308,9 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Runs every item due by `target`, one at a time, with the lock released while each runs;
-    /// tears the loop down instead when an item asked for ``shutdown()``.
+    /// Runs every item due by `target`, in rounds at the current time and at each timer deadline
+    /// on the way, one item at a time with the lock released while each runs; tears the loop down
+    /// instead when an item asked for ``shutdown()``.
     private func drive(to target: UInt64) {
         enum Step {
             case run(LoopWork)
@@ -308,7 +323,14 @@ public final class TestLoop: PromiseExecutor {
             while true {
                 let next = state.withLock { state -> Step in
                     if state.lifecycle.beginRequestedTeardown() { return .tearDown }
-                    guard let work = state.core.popNext(until: target) else { return .done }
+                    let core = state.core
+                    if core.isInRound, let work = core.nextInRound() { return .run(work) }
+                    guard let look = core.nextLook(notAfter: target) else {
+                        core.advanceIdle(to: target)
+                        return .done
+                    }
+                    core.beginRound(at: look)
+                    guard let work = core.nextInRound() else { return .done }
                     return .run(work)
                 }
                 switch next {
@@ -351,20 +373,9 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Runs one item on the calling thread.
+    /// Runs one item on the calling thread, as every loop does (`LoopWork.run(asTaskExecutor:)`).
     func perform(_ work: consuming LoopWork) {
-        switch work {
-        case .closure(let body):
-            body()
-        case .promiseJob(let job):
-            job.run()
-        case .job(let job):
-            // On the task executor, not "isolated to" the serial executor: a nonisolated task job
-            // run as isolated to a serial executor must leave it, which the runtime does by
-            // queueing the job again (behind later work). Actor-isolated jobs need no more: the
-            // runtime confirms their isolation through `checkIsolated()`, true here.
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
+        work.run(asTaskExecutor: asUnownedTaskExecutor())
     }
 
     // MARK: - Internals for the handle and the executor conformances
