@@ -53,7 +53,7 @@ public final class EventLoop: @unchecked Sendable {
     let wakeupDescriptor: Int32
 
     /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
-    let inbox = PthreadLocked(Inbox())
+    let inbox = LockedValue(Inbox())
     /// Set by ``stop()``; consumed by the ``run()`` it ends.
     let stopRequested = Atomic<Bool>(false)
     /// What happens to work that reaches the loop after its shutdown.

@@ -61,7 +61,7 @@ public final class TestLoop: PromiseExecutor {
     // The core is not thread-safe; every access to it goes through this lock, and work taken
     // out of it runs, and is released, after unlocking. All mutable state lives here, which is
     // what makes the class Sendable without `@unchecked`.
-    let state = LockedState(State())
+    let state = LockedValue(State())
     /// What happens to work that reaches the loop after its shutdown (the EventLoop's policy).
     let lateWork = LateWorkRefusal(loopKind: "TestLoop")
 
