@@ -28,12 +28,19 @@ import Tomorrowland
 ///
 /// ## Order
 ///
-/// The order is the one `EventLoop` uses (both keep a `SchedulingCore`): every item is keyed by
-/// (deadline, sequence), where submitted work is due at ``now`` and the sequence records the order
-/// of the `submit`/`schedule` calls. So ready work runs in FIFO order, timers in deadline order,
-/// equal deadlines in scheduling order, and work submitted while the loop runs runs in the same
-/// driving call, after everything that was already due at that instant. Jobs of tasks and actors
-/// that use this loop as their executor (see `TestLoop+Executors.swift`) join the same queue.
+/// `TestLoop` and `EventLoop` run one scheduling policy, written once (the shared
+/// `SchedulingCore`, and one way of running Swift Concurrency jobs); only the clock and the
+/// waiting differ. The loop works in rounds: a round at ``now``, then one at each timer deadline
+/// the clock advances to, each running every item due then. Ready work runs in FIFO order (the
+/// order of the `submit` calls, jobs of tasks and actors on the loop included); the timers due when
+/// the loop looks run in (deadline, scheduling order), before the work their callbacks submit; a
+/// zero delay joins the ready work behind what was already submitted; work submitted while the
+/// loop runs runs in the same driving call, never inside the call that submitted it.
+///
+/// A cross-loop suite runs the same scenarios on this loop and on an `EventLoop` and checks that
+/// they give the same trace. What it covers, and what a virtual clock cannot show (time passing
+/// during work, descriptors, signals, wake-ups from other threads), is listed in the
+/// <doc:DeterministicTestsWithTestLoop> article.
 ///
 /// ## Threads
 ///
