@@ -144,7 +144,7 @@ extension EventLoop {
     /// Runs one item of work, on the loop's thread, as every loop does
     /// (`LoopWork.run(asTaskExecutor:)`).
     @inline(__always)
-    func perform(_ work: LoopWork) {
+    package func perform(_ work: LoopWork) {
         work.run(asTaskExecutor: asUnownedTaskExecutor())
     }
 

@@ -88,36 +88,7 @@ extension EventLoop {
         closeAllResources()
         let me = Self.currentThread
         var leftovers: [LoopWork] = []
-        var closed = false
-        core.endRound()
-        for _ in 0..<Self.shutdownDrainRounds {
-            // The inbox first, so that timers other threads scheduled are released with the
-            // others. Released before the ready work is counted: a released promise timer cancels
-            // its promise, whose callbacks on this loop join the ready work below.
-            takeInbox()
-            core.removeAllTimers()
-            let count = core.readyCount
-            if count == 0 {
-                // Close only when no other thread has submitted meanwhile: everything the loop
-                // accepted runs.
-                closed = inbox.withLock { inbox -> Bool in
-                    guard inbox.work.isEmpty && inbox.timers.isEmpty else { return false }
-                    inbox.lifecycle.finishTeardown(by: me)
-                    return true
-                }
-                if closed { break }
-                continue
-            }
-            // The clock does not move during shutdown: every round is at the same time.
-            core.beginRound(at: core.currentTime)
-            for _ in 0..<count {
-                // Timers are removed before each pop, so a pop only ever yields ready work.
-                guard let work = core.nextInRound() else { break }
-                perform(work)
-                if core.timerCount > 0 { core.removeAllTimers() }
-            }
-            core.endRound()
-        }
+        let closed = drainForShutdown(maxRounds: Self.shutdownDrainRounds)
         var lateTimers: [InboxTimer] = []
         if !closed {
             // Work that keeps queueing work: close anyway, and refuse what is left.
@@ -177,5 +148,25 @@ extension EventLoop {
         wakeupEvent = nil
         if ownsBase { event_base_free(base) }
         SignalOwnership.release(by: self)
+    }
+}
+
+/// Shutdown's drain, shared with `TestLoop`: on the loop's own thread the core needs no lock.
+extension EventLoop: ShutdownDrain {
+    package func withCore<Result>(_ body: (SchedulingCore) -> Result) -> Result {
+        body(core)
+    }
+
+    package func takeSubmissions() {
+        takeInbox()
+    }
+
+    package func closeIfEmpty() -> Bool {
+        let me = Self.currentThread
+        return inbox.withLock { inbox -> Bool in
+            guard inbox.work.isEmpty && inbox.timers.isEmpty else { return false }
+            inbox.lifecycle.finishTeardown(by: me)
+            return true
+        }
     }
 }

@@ -381,7 +381,7 @@ public final class TestLoop: PromiseExecutor {
     }
 
     /// Runs one item on the calling thread, as every loop does (`LoopWork.run(asTaskExecutor:)`).
-    func perform(_ work: consuming LoopWork) {
+    package func perform(_ work: LoopWork) {
         work.run(asTaskExecutor: asUnownedTaskExecutor())
     }
 
