@@ -122,6 +122,8 @@ let package = Package(
             name: "TomorrowlandLoopTests",
             dependencies: [
                 "TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe", "TerminationSignalsProbe",
+                // The cross-loop equivalence suite runs its scenarios on TestLoop too.
+                "TomorrowlandTesting",
             ]
         ),
         // Random programs of promise operations checked against a reference model of the

@@ -22,6 +22,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Swift Concurrency on the loop: ns and instructions per await for tasks and actors
+        // that use an EventLoop as executor.
+        .executableTarget(
+            name: "AsyncHopBench",
+            dependencies: [
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+            ]
+        ),
         // The baseline server of TCPEchoBench: libevent's textbook bufferevent echo, in C.
         .target(
             name: "CBuffereventEcho",

@@ -1,16 +1,9 @@
 #include "CTomorrowlandLoopSupport.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 // libdispatch exports these for CoreFoundation's run loop; they are not in its public headers.
 // On Linux the handle type (`dispatch_runloop_handle_t`) is an `int`: an eventfd.
 extern int _dispatch_get_main_queue_handle_4CF(void);
 extern void _dispatch_main_queue_callback_4CF(void *msg);
-
-bool twl_loop_is_main_thread(void) {
-    return (pid_t)syscall(SYS_gettid) == getpid();
-}
 
 int twl_loop_main_queue_descriptor(void) {
     return _dispatch_get_main_queue_handle_4CF();

@@ -1,3 +1,4 @@
+import CTomorrowlandSupport
 import Dispatch
 import Foundation
 
@@ -40,7 +41,7 @@ public enum PromiseContext: Sendable {
     ///
     /// Used as a default argument, so it is evaluated at the call site.
     public static var auto: PromiseContext {
-        Thread.isMainThread ? .main : .default
+        twl_is_main_thread() ? .main : .default
     }
 
     /// Whether the current callback runs synchronously because of a `.nowOr` context.

@@ -115,64 +115,90 @@ extension EventLoop {
 
     // MARK: Ticks
 
-    /// Takes the inbox, reads the clock once, and runs what is due by then, one round (bounded by
-    /// ``roundBudget``), stopping early after a task that asked for ``shutdown()`` or, when
-    /// `honouringStop`, for ``stop()``.
+    /// Reads the clock once, starts a round of the scheduling core there, takes the inbox into it,
+    /// and runs the round (bounded by ``roundBudget``), stopping early after a task that asked for
+    /// ``shutdown()`` or, when `honouringStop`, for ``stop()``.
+    ///
+    /// The inbox is taken after the clock is read, so work and timers other threads submitted
+    /// before this tick are all due in it, in the order of their calls.
     ///
     /// - Returns: Whether any work ran.
     @discardableResult
     func runTick(honouringStop: Bool = true) -> Bool {
+        core.beginRound(at: MonotonicClock.now())
         takeInbox()
-        let now = MonotonicClock.now()
         var remaining = Self.roundBudget
         var ran = false
-        while remaining > 0, let work = core.popNext(until: now) {
+        while let work = core.nextInRound() {
             ran = true
-            remaining -= 1
             perform(work)
-            if shutdownRequested || (honouringStop && stopRequested.load(ordering: .relaxed)) { break }
+            remaining -= 1
+            if remaining == 0 || shutdownRequested || (honouringStop && stopRequested.load(ordering: .relaxed)) {
+                core.endRound()
+                break
+            }
         }
         return ran
     }
 
-    /// Runs one item of work, on the loop's thread.
+    /// Runs one item of work, on the loop's thread, as every loop does
+    /// (`LoopWork.run(asTaskExecutor:)`).
     @inline(__always)
-    func perform(_ work: LoopWork) {
-        switch work {
-        case .closure(let body):
-            body()
-        case .promiseJob(let job):
-            job.run()
-        case .job(let job):
-            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
-        }
+    package func perform(_ work: LoopWork) {
+        work.run(asTaskExecutor: asUnownedTaskExecutor())
     }
 
-    /// Moves the work other threads submitted into the core, after the work already there.
+    /// Moves the work and timers other threads submitted into the core, after the work already
+    /// there, in the order of their calls.
     func takeInbox() {
         var taken = spareInboxWork
         // The spare's only reference is `taken` now: shared with `spareInboxWork`, the buffer
         // swapped into the inbox would be copied by the producer's next append, one allocation
         // per drain (W6 counted up to 0.02 per submission, varying with how often the loop drains).
         spareInboxWork = []
+        var timers: [InboxTimer] = []
         let phase = inbox.withLock { inbox -> EventLoopLifecycle.Phase in
             swap(&inbox.work, &taken)
+            if !inbox.timers.isEmpty { swap(&inbox.timers, &timers) }
             // Producers may skip the wake-up from now on: the loop checks again before blocking.
             inbox.wakeupPending = true
             return inbox.lifecycle.phase
         }
         // Another thread's shutdown request reaches the driver here.
         if phase == .shutdownRequested && confinedPhase == .open { confinedPhase = .shutdownRequested }
-        for work in taken { core.enqueue(work) }
+        if timers.isEmpty {
+            for work in taken { core.enqueue(work) }
+        } else {
+            // Each timer was requested after `position` submissions: arm it between them, so that
+            // its sequence number, like theirs, records the order of the calls.
+            var next = 0
+            for (index, work) in taken.enumerated() {
+                while next < timers.count && timers[next].position == index {
+                    arm(timers[next])
+                    next += 1
+                }
+                core.enqueue(work)
+            }
+            while next < timers.count {
+                arm(timers[next])
+                next += 1
+            }
+        }
         taken.removeAll(keepingCapacity: true)
         spareInboxWork = taken
+    }
+
+    /// Arms a timer another thread scheduled, unless it was cancelled meanwhile.
+    private func arm(_ timer: InboxTimer) {
+        guard timer.handle.isPending else { return }
+        timer.handle.timerID = core.schedule(at: timer.deadline, timer.work)
     }
 
     /// Decides, under the inbox lock, whether the loop may block: only when no other thread has
     /// submitted work or asked for shutdown. When it may, producers must wake it again.
     func prepareToBlock() -> Bool {
         inbox.withLock { inbox -> Bool in
-            guard inbox.work.isEmpty && inbox.lifecycle.phase == .open else { return false }
+            guard inbox.work.isEmpty && inbox.timers.isEmpty && inbox.lifecycle.phase == .open else { return false }
             inbox.wakeupPending = false
             return true
         }

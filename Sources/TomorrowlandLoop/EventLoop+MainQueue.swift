@@ -1,5 +1,6 @@
 import CLibevent
 import CTomorrowlandLoopSupport
+import CTomorrowlandSupport
 import Tomorrowland
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ extension EventLoop {
     /// thread. The drain function crashes on any other thread, so the event is never left added
     /// while another thread drives the loop.
     func attachMainQueueIfOnMainThread() {
-        guard twl_loop_is_main_thread() else { return }
+        guard twl_is_main_thread() else { return }
         if mainQueueEvent == nil {
             let descriptor = twl_loop_main_queue_descriptor()
             guard descriptor >= 0 else { return }

@@ -19,10 +19,16 @@ extension EventLoop: PromiseExecutor {
 
     /// Runs `work` on the loop's thread once `delay` has passed on the loop's monotonic clock.
     ///
-    /// The deadline is taken when this is called. Timers with equal deadlines run in scheduling
-    /// order; a timer and ready work that are due at the same instant run in the order they were
-    /// queued (the loop's scheduling core orders everything by (deadline, sequence)). All timers
-    /// of a loop share one libevent timer, armed for the earliest deadline.
+    /// The timer rule, the same on `TestLoop`'s virtual clock:
+    /// - **When the delay starts.** Scheduled by work the loop runs, the delay counts from the
+    ///   time the loop read its clock for the current tick (as libuv and libevent do), so timers
+    ///   with equal delays scheduled in one tick share a deadline. From another thread, or from a
+    ///   watcher's handler, it counts from the clock read in this call.
+    /// - **Order.** The timers that are due when the loop looks at its clock run in
+    ///   (deadline, scheduling order), before the work their callbacks submit. A zero (or
+    ///   negative) delay joins the ready work behind what was already submitted, ahead of what is
+    ///   submitted after this call. All timers of a loop share one libevent timer, armed for the
+    ///   earliest deadline.
     ///
     /// The returned handle's `cancel()` is safe from any thread:
     /// - on the loop's thread it removes the timer at once (O(log n)) and releases `work`;
@@ -41,32 +47,35 @@ extension EventLoop: PromiseExecutor {
         inEventLoop
     }
 
+    /// The deadline, on ``MonotonicClock``, of a timer scheduled now with `delay`: from the
+    /// current round's time inside a round on the loop's thread, from a fresh clock reading
+    /// anywhere else (the round's time would be stale there).
+    func deadline(after delay: Duration) -> UInt64 {
+        let nanoseconds = delay.schedulingNanoseconds
+        if inEventLoop && core.isInRound { return core.deadline(after: nanoseconds) }
+        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(nanoseconds)
+        return overflow ? UInt64.max : sum
+    }
+
     /// Schedules a timer and returns its concrete handle.
     func scheduleTimer(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
-        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
-        return scheduleTimer(atDeadline: overflow ? UInt64.max : sum, work)
+        scheduleTimer(atDeadline: deadline(after: delay), work)
     }
 
     /// Schedules a timer unless the loop was shut down (nil then), for the loop's promise forms.
     func scheduleTimer(
         after delay: Duration, ifOpen: Bool, _ work: @escaping @Sendable () -> Void
     ) -> EventLoopScheduledWork? {
-        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(delay.schedulingNanoseconds)
-        let deadline = overflow ? UInt64.max : sum
-        let handle = EventLoopScheduledWork(loop: self)
-        let timerWork = LoopWork.closure {
-            if handle.begin() { work() }
-        }
-        // Unowned: only the loop runs this, and work left in a dead loop's queue is released unrun.
-        let accepted = performOnLoop { [unowned self] in
-            guard handle.isPending, !isShuttingDown else { return }
-            handle.timerID = core.schedule(at: deadline, timerWork)
-        }
-        return accepted ? handle : nil
+        let handle = scheduleTimer(atDeadline: deadline(after: delay), reportsRefusal: false, work)
+        return handle.isPending ? handle : nil
     }
 
-    /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle.
-    func scheduleTimer(atDeadline deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> EventLoopScheduledWork {
+    /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle, cancelled if
+    /// the loop was shut down; `reportsRefusal` says whether that refusal writes the loop's one
+    /// diagnostic line (the promise forms report with a cancelled promise instead).
+    func scheduleTimer(
+        atDeadline deadline: UInt64, reportsRefusal: Bool = true, _ work: @escaping @Sendable () -> Void
+    ) -> EventLoopScheduledWork {
         let handle = EventLoopScheduledWork(loop: self)
         // The timer's work checks the handle first: an off-loop cancel marks the handle before
         // the loop has removed the timer.
@@ -76,19 +85,12 @@ extension EventLoop: PromiseExecutor {
         if inEventLoop {
             guard !isShutDown else {
                 handle.markCancelled()
-                refuseLateWork(timerWork)
+                if reportsRefusal { refuseLateWork(timerWork) }
                 return handle
             }
             handle.timerID = core.schedule(at: deadline, timerWork)
-        } else {
-            let accepted = enqueue(
-                // Unowned: only the loop runs this; a dead loop releases it unrun, so queued
-                // work never keeps a loop alive.
-                .closure { [unowned self] in
-                    guard handle.isPending else { return }
-                    handle.timerID = core.schedule(at: deadline, timerWork)
-                })
-            if !accepted { handle.markCancelled() }
+        } else if !enqueueTimerIntoInbox(handle, deadline: deadline, timerWork) {
+            handle.markCancelled()
         }
         return handle
     }

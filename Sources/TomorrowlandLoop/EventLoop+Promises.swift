@@ -62,9 +62,12 @@ extension EventLoop {
     /// Drives the loop on the calling thread, like ``run()``, until `promise` resolves, and
     /// returns its result.
     ///
-    /// The loop returns at the end of the tick in which the promise resolved (whichever thread
-    /// resolved it). ``stop()`` does not end this call: resolve or cancel the promise instead.
-    /// If `promise` is already resolved, the loop still runs one tick.
+    /// The loop returns at the end of the round (the tick) in which the promise resolved, as
+    /// `TestLoop`'s `run(until:)` does: the work that was due then, callbacks the resolution
+    /// queued on this loop included, has run; timers due later have not. (Resolved by another
+    /// thread, the promise ends the tick in progress when it resolves.) ``stop()`` does not end
+    /// this call: resolve or cancel the promise instead. If `promise` is already resolved, this
+    /// returns its result at once without running anything.
     ///
     /// If the loop is shut down while the promise is still unresolved (and the shutdown drain does
     /// not resolve it), or was shut down before this call, this returns `.cancelled` without
@@ -72,6 +75,7 @@ extension EventLoop {
     ///
     /// - Important: Same rules as ``run()``.
     public func run<Value, Error>(until promise: Promise<Value, Error>) -> PromiseResult<Value, Error> {
+        if let result = promise.result { return result }
         let resolved = ResolutionFlag()
         promise.tap(on: .immediate) { [weak self] _ in
             resolved.set()

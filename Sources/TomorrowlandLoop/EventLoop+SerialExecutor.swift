@@ -10,10 +10,13 @@ import Tomorrowland
 ///   `let loop: EventLoop`), as Swift requires of every custom executor.
 /// - `Task(executorPreference: loop) { … }` runs the task's nonisolated code on the loop; the task
 ///   retains its preferred executor.
-/// - Jobs run isolated to the loop's serial executor, with the loop as task executor: entering an
-///   actor pinned to the same loop needs no hop; where a task's nonisolated code resumes after
-///   isolated code, the runtime queues it once more, behind the loop's other work, still on the
-///   loop.
+/// - Jobs run with the loop as their task executor, as on a `TestLoop` (the two share
+///   `LoopWork.run(asTaskExecutor:)`): a task that prefers the loop starts, calls nonisolated
+///   async functions, awaits promises and returns from actor methods without another trip
+///   through the queue; entering an actor pinned to the loop (or re-entering it after a call) is
+///   one trip, behind the work already submitted. Chosen on measurements: fewer hops for tasks,
+///   more for calls between two actors pinned to the same loop (see `LoopWork`'s documentation
+///   and the Benchmarks package's AsyncHopBench).
 /// - ``checkIsolated()`` and ``isIsolatingCurrentContext()`` answer from the same exact
 ///   thread-local check as ``inEventLoop``, so `assumeIsolated` and `preconditionIsolated` work on
 ///   the loop's thread, inside its work, and nowhere else.

@@ -88,38 +88,18 @@ extension EventLoop {
         closeAllResources()
         let me = Self.currentThread
         var leftovers: [LoopWork] = []
-        var closed = false
-        for _ in 0..<Self.shutdownDrainRounds {
-            // Released here, before the inbox is taken: a released promise timer cancels its
-            // promise, whose callbacks on this loop join the ready work below.
-            core.removeAllTimers()
-            takeInbox()
-            let count = core.readyCount
-            if count == 0 {
-                // Close only when no other thread has submitted meanwhile: everything the loop
-                // accepted runs.
-                closed = inbox.withLock { inbox -> Bool in
-                    guard inbox.work.isEmpty else { return false }
-                    inbox.lifecycle.finishTeardown(by: me)
-                    return true
-                }
-                if closed { break }
-                continue
-            }
-            for _ in 0..<count {
-                // Timers are removed before each pop, so a pop only ever yields ready work.
-                guard let work = core.popNext(until: core.currentTime) else { break }
-                perform(work)
-                if core.timerCount > 0 { core.removeAllTimers() }
-            }
-        }
+        let closed = drainForShutdown(maxRounds: Self.shutdownDrainRounds)
+        var lateTimers: [InboxTimer] = []
         if !closed {
             // Work that keeps queueing work: close anyway, and refuse what is left.
             inbox.withLock { inbox in
                 inbox.lifecycle.finishTeardown(by: me)
                 swap(&inbox.work, &leftovers)
+                swap(&inbox.timers, &lateTimers)
             }
         }
+        for timer in lateTimers { timer.handle.markCancelled() }
+        lateTimers.removeAll()
         confinedPhase = .closed
         spareInboxWork = []
         // Refused outside the lock: refusing runs deinitializers and cancelled promises'
@@ -138,10 +118,13 @@ extension EventLoop {
     /// can be aimed at this loop any more, since a callback's context keeps its loop alive.
     func releaseEverythingWithoutRunning() {
         var queued: [LoopWork] = []
+        var timers: [InboxTimer] = []
         inbox.withLock { inbox in
             inbox.lifecycle.closeWithoutTeardown()
             swap(&inbox.work, &queued)
+            swap(&inbox.timers, &timers)
         }
+        timers.removeAll()
         confinedPhase = .closed
         cancelAllWatchers()
         queued += core.removeAllReady()
@@ -165,5 +148,25 @@ extension EventLoop {
         wakeupEvent = nil
         if ownsBase { event_base_free(base) }
         SignalOwnership.release(by: self)
+    }
+}
+
+/// Shutdown's drain, shared with `TestLoop`: on the loop's own thread the core needs no lock.
+extension EventLoop: ShutdownDrain {
+    package func withCore<Result>(_ body: (SchedulingCore) -> Result) -> Result {
+        body(core)
+    }
+
+    package func takeSubmissions() {
+        takeInbox()
+    }
+
+    package func closeIfEmpty() -> Bool {
+        let me = Self.currentThread
+        return inbox.withLock { inbox -> Bool in
+            guard inbox.work.isEmpty && inbox.timers.isEmpty else { return false }
+            inbox.lifecycle.finishTeardown(by: me)
+            return true
+        }
     }
 }

@@ -53,7 +53,7 @@ public final class EventLoop: @unchecked Sendable {
     let wakeupDescriptor: Int32
 
     /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
-    let inbox = PthreadLocked(Inbox())
+    let inbox = LockedValue(Inbox())
     /// Set by ``stop()``; consumed by the ``run()`` it ends.
     let stopRequested = Atomic<Bool>(false)
     /// What happens to work that reaches the loop after its shutdown.
@@ -230,6 +230,22 @@ public final class EventLoop: @unchecked Sendable {
         return true
     }
 
+    /// Hands a timer scheduled from a thread that does not drive the loop to the inbox, waking
+    /// the loop unless a wake-up is already pending. Returns false after shutdown (the timer is
+    /// not kept then).
+    func enqueueTimerIntoInbox(_ handle: EventLoopScheduledWork, deadline: UInt64, _ work: LoopWork) -> Bool {
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard inbox.lifecycle.admitsWork else { return nil }
+            inbox.timers.append(InboxTimer(position: inbox.work.count, handle: handle, deadline: deadline, work: work))
+            if inbox.wakeupPending { return false }
+            inbox.wakeupPending = true
+            return true
+        }
+        guard let mustWake = accepted else { return false }
+        if mustWake { wakeUp() }
+        return true
+    }
+
     /// Queues the loop's own follow-up work (cancelling a timer, a watcher) if the loop is still
     /// open, from any thread; returns false, releasing `work` quietly, after shutdown, when
     /// there is nothing left for it to do.
@@ -265,8 +281,21 @@ struct Inbox {
     var lifecycle = EventLoopLifecycle()
     /// Submitted work, in submission order.
     var work: [LoopWork] = []
+    /// Timers scheduled from other threads, in scheduling order, each with its place among
+    /// ``work``.
+    var timers: [InboxTimer] = []
     /// True while the loop is sure to look at the inbox again before it blocks; producers then
     /// skip the `eventfd` write. Reset by the loop, under the lock, only when it finds the inbox
     /// empty right before blocking, so no submission can be missed.
     var wakeupPending = false
+}
+
+/// A timer another thread scheduled, waiting in the inbox for the loop to arm it.
+struct InboxTimer {
+    /// How many of the inbox's work items were submitted before this timer.
+    var position: Int
+    var handle: EventLoopScheduledWork
+    /// On ``MonotonicClock``, taken when the timer was scheduled.
+    var deadline: UInt64
+    var work: LoopWork
 }

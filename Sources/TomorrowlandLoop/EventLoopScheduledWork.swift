@@ -14,14 +14,14 @@ final class EventLoopScheduledWork: PromiseScheduledWork, @unchecked Sendable {
 
     /// Not a strong reference, so that a timer's work (which holds this handle) never keeps its
     /// loop alive; not `weak`, which would slow every retain of the loop (see
-    /// ``UnownedLoopReference``).
-    private let loop: UnownedLoopReference
+    /// `UnownedReference`).
+    private let loop: UnownedReference<EventLoop>
     private let state = Atomic<UInt8>(State.pending.rawValue)
     /// The timer in the loop's core, once scheduled there; loop-confined.
     @exclusivity(unchecked) var timerID: SchedulingCore.TimerID?
 
     init(loop: EventLoop) {
-        self.loop = UnownedLoopReference(loop)
+        self.loop = UnownedReference(loop)
     }
 
     deinit {

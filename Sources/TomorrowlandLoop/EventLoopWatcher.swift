@@ -43,8 +43,8 @@ public final class EventLoopWatcher: @unchecked Sendable {
     // `event`, `handler` and `onShutdown` are loop-confined: only the thread driving the loop
     // touches them.
 
-    /// Does not keep the loop alive (see ``UnownedLoopReference``).
-    private let loop: UnownedLoopReference
+    /// Does not keep the loop alive (see `UnownedReference`).
+    private let loop: UnownedReference<EventLoop>
     private let cancelled = Atomic<Bool>(false)
     /// The libevent event, freed when the watcher is removed; loop-confined.
     var event: OpaquePointer?
@@ -57,7 +57,7 @@ public final class EventLoopWatcher: @unchecked Sendable {
     let isOneShot: Bool
 
     init(loop: EventLoop, isOneShot: Bool, handler: @escaping (Int16) -> Void) {
-        self.loop = UnownedLoopReference(loop)
+        self.loop = UnownedReference(loop)
         self.isOneShot = isOneShot
         self.handler = handler
     }

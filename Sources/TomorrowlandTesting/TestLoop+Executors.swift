@@ -9,10 +9,11 @@ import Tomorrowland
 /// run only when the test drives the loop, on the driving thread. A continuation resumed from the
 /// test comes back onto the loop and waits for the next ``run()``. No yielding heuristics.
 ///
-/// Jobs run on the loop as a task executor, not isolated to it as a serial executor: nonisolated
-/// task code then continues without being queued again, and an actor pinned to the loop is
-/// entered with one hop (queued behind work already submitted, which keeps the order visible to
-/// the test). `assumeIsolated` inside the loop's work succeeds through ``checkIsolated()``.
+/// Jobs run exactly as on an `EventLoop` (the two share `LoopWork.run(asTaskExecutor:)`): on the
+/// loop as a task executor, not isolated to it as a serial executor. Nonisolated task code then
+/// continues without being queued again, and an actor pinned to the loop is entered with one hop
+/// (queued behind work already submitted). `assumeIsolated` inside the loop's work succeeds
+/// through ``checkIsolated()``.
 ///
 /// `unownedExecutor` does not retain the loop: an actor using it keeps its own reference. Jobs
 /// still queued when the loop is destroyed never run and their tasks never resume, so drive the

@@ -3,11 +3,12 @@ import Tomorrowland
 extension TestLoop {
     /// Drives the loop until `promise` resolves and returns its result.
     ///
-    /// Runs the loop's work one item at a time in its usual order, advancing the virtual clock
-    /// to each timer, and stops right after the item that resolved the promise: later work stays
-    /// pending (callbacks the resolution triggered on this loop included; ``run()`` runs them),
-    /// and ``now`` is the virtual time at which the promise resolved. Returns at once if the
-    /// promise is already resolved. Work runs on the calling thread.
+    /// Runs the loop's work in its usual order, advancing the virtual clock to each timer, and
+    /// returns at the end of the round in which the promise resolved, as `EventLoop`'s
+    /// `run(until:)` returns at the end of its tick: the work due at that virtual time has run
+    /// (callbacks the resolution queued on this loop included), timers due later have not, and
+    /// ``now`` is the virtual time at which the promise resolved. Returns at once, running
+    /// nothing, if the promise is already resolved. Work runs on the calling thread.
     ///
     /// After ``shutdown()`` (before this call, or by work it runs) this returns the promise's
     /// result if it has one, and throws otherwise.

@@ -69,34 +69,7 @@ extension TestLoop {
     /// Performs shutdown (steps 1 to 3 of ``shutdown()``) on the calling thread, which drives the
     /// loop; the lifecycle is shutting down, and ends closed.
     func tearDown() {
-        var closed = false
-        for _ in 0..<Self.shutdownDrainRounds {
-            // Released here, before the ready work is counted: a released promise timer cancels
-            // its promise, whose callbacks on this loop join the ready work.
-            var timers = state.withLock { $0.core.removeAllTimers() }
-            timers.removeAll()
-            // Closes only when nothing is queued, under the lock that admits work: everything the
-            // loop accepted runs.
-            let count = state.withLock { state -> Int? in
-                guard state.core.isEmpty else { return state.core.readyCount }
-                state.lifecycle.finishTeardown()
-                return nil
-            }
-            guard let count else {
-                closed = true
-                break
-            }
-            for _ in 0..<count {
-                // Timers are removed with each pop, so a pop only ever yields ready work.
-                var (timers, work) = state.withLock { state in
-                    (state.core.removeAllTimers(), state.core.popNext(until: state.core.currentTime))
-                }
-                // Released before the next item runs, as the work that scheduled them ended.
-                timers.removeAll()
-                guard let work else { break }
-                perform(work)
-            }
-        }
+        let closed = drainForShutdown(maxRounds: Self.shutdownDrainRounds)
         guard !closed else { return }
         // Work that keeps queueing work: close anyway, and refuse what is left, outside the lock
         // (refusing runs deinitializers and cancelled promises' callbacks, which may submit again
@@ -114,5 +87,23 @@ extension TestLoop {
     /// reported once per loop on standard error.
     func refuseLateWork(_ work: consuming LoopWork) {
         lateWork.refuse(work, on: self)
+    }
+}
+
+/// Shutdown's drain, shared with `EventLoop`: every access to the core takes the loop's lock.
+extension TestLoop: ShutdownDrain {
+    package func withCore<Result>(_ body: (SchedulingCore) -> Result) -> Result {
+        state.withLock { body($0.core) }
+    }
+
+    /// Other threads submit into the core directly, under the lock.
+    package func takeSubmissions() {}
+
+    package func closeIfEmpty() -> Bool {
+        state.withLock { state -> Bool in
+            guard state.core.isEmpty else { return false }
+            state.lifecycle.finishTeardown()
+            return true
+        }
     }
 }

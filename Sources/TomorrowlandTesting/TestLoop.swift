@@ -28,12 +28,19 @@ import Tomorrowland
 ///
 /// ## Order
 ///
-/// The order is the one `EventLoop` uses (both keep a `SchedulingCore`): every item is keyed by
-/// (deadline, sequence), where submitted work is due at ``now`` and the sequence records the order
-/// of the `submit`/`schedule` calls. So ready work runs in FIFO order, timers in deadline order,
-/// equal deadlines in scheduling order, and work submitted while the loop runs runs in the same
-/// driving call, after everything that was already due at that instant. Jobs of tasks and actors
-/// that use this loop as their executor (see `TestLoop+Executors.swift`) join the same queue.
+/// `TestLoop` and `EventLoop` run one scheduling policy, written once (the shared
+/// `SchedulingCore`, and one way of running Swift Concurrency jobs); only the clock and the
+/// waiting differ. The loop works in rounds: a round at ``now``, then one at each timer deadline
+/// the clock advances to, each running every item due then. Ready work runs in FIFO order (the
+/// order of the `submit` calls, jobs of tasks and actors on the loop included); the timers due when
+/// the loop looks run in (deadline, scheduling order), before the work their callbacks submit; a
+/// zero delay joins the ready work behind what was already submitted; work submitted while the
+/// loop runs runs in the same driving call, never inside the call that submitted it.
+///
+/// A cross-loop suite runs the same scenarios on this loop and on an `EventLoop` and checks that
+/// they give the same trace. What it covers, and what a virtual clock cannot show (time passing
+/// during work, descriptors, signals, wake-ups from other threads), is listed in the
+/// <doc:DeterministicTestsWithTestLoop> article.
 ///
 /// ## Threads
 ///
@@ -61,7 +68,7 @@ public final class TestLoop: PromiseExecutor {
     // The core is not thread-safe; every access to it goes through this lock, and work taken
     // out of it runs, and is released, after unlocking. All mutable state lives here, which is
     // what makes the class Sendable without `@unchecked`.
-    let state = LockedState(State())
+    let state = LockedValue(State())
     /// What happens to work that reaches the loop after its shutdown (the EventLoop's policy).
     let lateWork = LateWorkRefusal(loopKind: "TestLoop")
 
@@ -106,9 +113,7 @@ public final class TestLoop: PromiseExecutor {
         let nanoseconds = delay.schedulingNanoseconds
         let id = state.withLock { state -> SchedulingCore.TimerID? in
             guard state.lifecycle.admitsWork else { return nil }
-            let time = state.core.currentTime
-            let (deadline, overflow) = time.addingReportingOverflow(nanoseconds)
-            return state.core.schedule(at: overflow ? .max : deadline, .closure(work))
+            return state.core.schedule(at: state.core.deadline(after: nanoseconds), .closure(work))
         }
         guard let id else {
             // Shut down: `work` is not kept, so the caller's release right after this call is
@@ -253,32 +258,48 @@ public final class TestLoop: PromiseExecutor {
         case shutDown
     }
 
-    /// Runs items one by one in key order, moving the clock to each one's deadline, until
-    /// `shouldStop()` (asked before the first item and after each) returns true, nothing is
-    /// pending, the next item is due after `limit`, `maxSteps` items ran, or the loop shut down.
+    /// Runs items one by one, in rounds at the current time and then at each timer deadline in
+    /// turn, until `shouldStop()` (asked before the first item and after each) returns true, nothing
+    /// is pending, the next item is due after `limit`, `maxSteps` items ran, or the loop shut down.
+    ///
+    /// When `shouldStop()` turns true the round in progress is finished first, as `EventLoop`
+    /// finishes its tick: the work that was due at that time (what the item queued included) runs.
+    /// When it is true before the first item, nothing runs.
     func drain(maxSteps: Int, limit: UInt64?, until shouldStop: () -> Bool) -> DrainOutcome {
         enum Step {
             case run(LoopWork)
             case tearDown
             case end(DrainOutcome)
         }
+        if shouldStop() { return .stopped }
         guard beginDriving() else { return .shutDown }
         defer { endDriving() }
         return ExecutionFlags.running(on: self) {
             var steps = 0
+            var stopping = false
             while true {
-                if shouldStop() { return .stopped }
+                if !stopping && steps > 0 && shouldStop() { stopping = true }
                 let next = state.withLock { state -> Step in
                     if state.lifecycle.beginRequestedTeardown() { return .tearDown }
-                    guard let deadline = state.core.nextDeadline else { return .end(.idle) }
-                    if let limit, deadline > limit {
-                        _ = state.core.popNext(until: limit)  // nothing is due: moves the clock
+                    let core = state.core
+                    if core.isInRound && core.hasWorkDueNow {
+                        if steps == maxSteps && !stopping {
+                            core.endRound()
+                            return .end(.reachedStepLimit)
+                        }
+                        return .run(core.nextInRound()!)
+                    }
+                    core.endRound()
+                    if stopping { return .end(.stopped) }
+                    guard let look = core.nextLook(notAfter: limit ?? .max) else {
+                        if core.isEmpty { return .end(.idle) }
+                        core.advanceIdle(to: limit ?? core.currentTime)
                         return .end(.reachedTimeLimit)
                     }
                     if steps == maxSteps { return .end(.reachedStepLimit) }
-                    // Whatever comes next, ready work or the earliest timer, is due by its own
-                    // deadline, so asking for exactly that keeps the clock on the deadline.
-                    return .run(state.core.popNext(until: deadline)!)
+                    core.beginRound(at: look)
+                    guard let work = core.nextInRound() else { return .end(.idle) }
+                    return .run(work)
                 }
                 switch next {
                 case .run(let work):
@@ -294,8 +315,9 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Runs every item due by `target`, one at a time, with the lock released while each runs;
-    /// tears the loop down instead when an item asked for ``shutdown()``.
+    /// Runs every item due by `target`, in rounds at the current time and at each timer deadline
+    /// on the way, one item at a time with the lock released while each runs; tears the loop down
+    /// instead when an item asked for ``shutdown()``.
     private func drive(to target: UInt64) {
         enum Step {
             case run(LoopWork)
@@ -308,7 +330,14 @@ public final class TestLoop: PromiseExecutor {
             while true {
                 let next = state.withLock { state -> Step in
                     if state.lifecycle.beginRequestedTeardown() { return .tearDown }
-                    guard let work = state.core.popNext(until: target) else { return .done }
+                    let core = state.core
+                    if core.isInRound, let work = core.nextInRound() { return .run(work) }
+                    guard let look = core.nextLook(notAfter: target) else {
+                        core.advanceIdle(to: target)
+                        return .done
+                    }
+                    core.beginRound(at: look)
+                    guard let work = core.nextInRound() else { return .done }
                     return .run(work)
                 }
                 switch next {
@@ -351,20 +380,9 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Runs one item on the calling thread.
-    func perform(_ work: consuming LoopWork) {
-        switch work {
-        case .closure(let body):
-            body()
-        case .promiseJob(let job):
-            job.run()
-        case .job(let job):
-            // On the task executor, not "isolated to" the serial executor: a nonisolated task job
-            // run as isolated to a serial executor must leave it, which the runtime does by
-            // queueing the job again (behind later work). Actor-isolated jobs need no more: the
-            // runtime confirms their isolation through `checkIsolated()`, true here.
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
+    /// Runs one item on the calling thread, as every loop does (`LoopWork.run(asTaskExecutor:)`).
+    package func perform(_ work: LoopWork) {
+        work.run(asTaskExecutor: asUnownedTaskExecutor())
     }
 
     // MARK: - Internals for the handle and the executor conformances

@@ -31,6 +31,16 @@ private actor LoopPinnedAccount {
     nonisolated func balanceAssumingIsolation() -> Int {
         assumeIsolated { $0.balance }
     }
+
+    /// Calls `witness` from inside this actor and returns whether `witness` ran on the loop.
+    func callDefaultActor(_ witness: ThreadWitness) async -> Bool {
+        await witness.isOnLoop(loop)
+    }
+}
+
+/// A default actor: the runtime decides where its code runs.
+private actor ThreadWitness {
+    func isOnLoop(_ loop: EventLoop) -> Bool { loop.inEventLoop }
 }
 
 /// The thread a running loop drives, read from inside its work.
@@ -103,6 +113,42 @@ struct EventLoopConcurrencyTests {
         let promise = Promise<Int, NoError>(on: .loop(loop)) { $0.fulfill(with: 1) }
             .map(on: .loop(loop)) { $0 + 1 }
         #expect(try await promise.value == 2)
+        loop.stop()
+        #expect(thread.join())
+        loop.shutdown()
+    }
+
+    // The loop runs jobs isolated to itself: code that is not the loop's own (a task that does not
+    // prefer the loop, a default actor) never continues on the loop's thread after an actor
+    // pinned to the loop returns to it or calls it. Run as task executor only, the runtime would
+    // see a generic executor on the loop's thread and could keep such code there.
+    @Test func aTaskThatDoesNotPreferTheLoopLeavesTheLoopThreadWhenAnActorPinnedToItReturns() async {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let account = LoopPinnedAccount(loop: loop)
+        for _ in 0..<20 {
+            let continuedOnLoop = await Task.detached {
+                let deposit = await account.deposit(1)
+                return (deposit.onLoop, loop.inEventLoop)
+            }.value
+            #expect(continuedOnLoop == (true, false))
+        }
+        loop.stop()
+        #expect(thread.join())
+        loop.shutdown()
+    }
+
+    @Test func aDefaultActorCalledByAnActorPinnedToTheLoopRunsOffTheLoop() async {
+        let loop = EventLoop()
+        let thread = LoopThread(loop)
+        #expect(thread.waitUntilRunning())
+        let account = LoopPinnedAccount(loop: loop)
+        let witness = ThreadWitness()
+        for _ in 0..<20 {
+            let ranOnLoop = await Task.detached { await account.callDefaultActor(witness) }.value
+            #expect(!ranOnLoop)
+        }
         loop.stop()
         #expect(thread.join())
         loop.shutdown()

@@ -33,15 +33,26 @@ private struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Runs every closure the core hands out until `target`.
-private func drain(_ core: SchedulingCore, until target: UInt64) {
-    core.runDue(until: target) { work in
-        guard case .closure(let body) = work else {
-            Issue.record("unexpected job")
-            return
-        }
-        body()
+/// Runs the closure `work` holds.
+private func run(_ work: LoopWork) {
+    guard case .closure(let body) = work else {
+        Issue.record("unexpected job")
+        return
     }
+    body()
+}
+
+/// Runs one round at `time`, as a loop that looked at its clock and read `time`.
+private func runRound(_ core: SchedulingCore, at time: UInt64) {
+    core.beginRound(at: time)
+    while let work = core.nextInRound() { run(work) }
+}
+
+/// Drives the core as a virtual clock moving to `target` does (what `TestLoop` does): a round now,
+/// then one at each timer deadline on the way, then the clock rests at `target`.
+private func drain(_ core: SchedulingCore, until target: UInt64) {
+    while let look = core.nextLook(notAfter: target) { runRound(core, at: look) }
+    core.advanceIdle(to: target)
 }
 
 // The core is deliberately not Sendable (one owner thread). Each test drives it from its own
@@ -66,10 +77,12 @@ struct SchedulingCoreTests {
         var expected: [String] = []
         var next = 0
         for _ in 0..<10 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
+        core.beginRound(at: 0)
         for _ in 0..<5 {
-            guard case .closure(let body) = core.popNext(until: 0) else { Issue.record("empty"); return }
+            guard case .closure(let body) = core.nextInRound() else { Issue.record("empty"); return }
             body()
         }
+        core.endRound()
         expected += (0..<5).map { "\($0)" }
         for _ in 0..<40 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
         drain(core, until: 0)
@@ -100,19 +113,56 @@ struct SchedulingCoreTests {
         #expect(log.events == (0..<64).map { "\($0)" })
     }
 
-    @Test func currentTimeIsEachTimersDeadlineWhileItIsHandedOutThenTheTarget() {
+    @Test func currentTimeIsTheRoundsTimeWhileItRuns() {
         nonisolated(unsafe) let core = SchedulingCore()
         let seen = LockedValue<[UInt64]>([])
         for deadline: UInt64 in [30, 10, 20] {
-            _ = core.schedule(at: deadline, .closure {})
+            _ = core.schedule(at: deadline, .closure { seen.withLock { $0.append(core.currentTime) } })
         }
-        while let work = core.popNext(until: 100) {
-            _ = work
-            let time = core.currentTime
-            seen.withLock { $0.append(time) }
+        runRound(core, at: 100)
+        #expect(seen.withLock { $0 } == [100, 100, 100])
+        #expect(core.currentTime == 100)
+        #expect(!core.isInRound)
+    }
+
+    @Test func aVirtualClockLooksAtEachDeadlineInTurnThenRestsAtTheTarget() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        let seen = LockedValue<[UInt64]>([])
+        for deadline: UInt64 in [30, 10, 20] {
+            _ = core.schedule(at: deadline, .closure { seen.withLock { $0.append(core.currentTime) } })
         }
+        drain(core, until: 100)
         #expect(seen.withLock { $0 } == [10, 20, 30])
         #expect(core.currentTime == 100)
+    }
+
+    @Test func timersDueWhenTheLoopLooksRunBeforeTheWorkTheirCallbacksSubmit() {
+        // A loop that looks late (at 20) finds three timers due: they run first, in key order,
+        // then what they queued, keyed at the round's time. Timers they schedule with deadlines
+        // already past are raised to the round's time and join the ready work in FIFO order.
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        _ = core.schedule(
+            at: 10,
+            .closure {
+                log.record("A@\(core.currentTime)")
+                core.enqueue(.closure { log.record("ready-from-A") })
+                _ = core.schedule(at: 10, .closure { log.record("timer10-from-A") })
+                core.enqueue(.closure { log.record("ready2-from-A") })
+            })
+        _ = core.schedule(at: 10, .closure { log.record("B@\(core.currentTime)") })
+        _ = core.schedule(at: 12, .closure { log.record("C@\(core.currentTime)") })
+        runRound(core, at: 20)
+        #expect(log.events == ["A@20", "B@20", "C@20", "ready-from-A", "timer10-from-A", "ready2-from-A"])
+        #expect(core.isEmpty)
+    }
+
+    @Test func aDelayScheduledInARoundCountsFromTheRoundsTime() {
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 1_000)
+        core.beginRound(at: 2_000)
+        #expect(core.deadline(after: 5) == 2_005)
+        #expect(core.deadline(after: .max) == .max)
+        core.endRound()
     }
 
     @Test func timersAfterTheTargetStayPending() {
@@ -188,7 +238,8 @@ struct SchedulingCoreTests {
 
     @Test func timeNeverGoesBackwards() {
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 50)
-        #expect(core.popNext(until: 10) == nil)
+        core.beginRound(at: 10)
+        #expect(core.nextInRound() == nil)
         #expect(core.currentTime == 50)
         let log = EventLog()
         core.enqueue(.closure { log.record("ready") })
@@ -308,14 +359,18 @@ struct SchedulingCoreTests {
                 let target = core.currentTime + UInt64.random(in: 0..<200_000, using: &generator)
                 let due = model.filter { $0.deadline <= target }
                     .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                var handedOutAt: [UInt64] = []
+                while let look = core.nextLook(notAfter: target) {
+                    core.beginRound(at: look)
+                    while core.nextInRound() != nil { handedOutAt.append(core.currentTime) }
+                }
+                core.advanceIdle(to: target)
+                #expect(handedOutAt == due.map(\.deadline))
                 for expected in due {
-                    #expect(core.popNext(until: target) != nil)
-                    #expect(core.currentTime == expected.deadline)
                     // A handed-out timer can no longer be cancelled.
                     #expect(core.cancel(expected.id) == nil)
                     popped += 1
                 }
-                #expect(core.popNext(until: target) == nil)
                 model.removeAll { $0.deadline <= target }
             }
             #expect(core.timerCount == model.count)
@@ -337,7 +392,7 @@ struct SchedulingCoreTests {
         for id in ids { #expect(core.cancel(id) != nil) }
         #expect(core.timerCount == 0)
         #expect(spy.releasedCount == 100_000)
-        #expect(core.popNext(until: .max) == nil)
+        #expect(core.nextLook(notAfter: .max) == nil)
     }
 
     @Test func aBudgetedRoundStopsEarlyAndTheNextRoundKeepsTheSameOrder() {
@@ -356,16 +411,18 @@ struct SchedulingCoreTests {
                     })
             }
         }
+        // Rounds of at most three items, all at time 10, against one round.
         var rounds = 0
-        while !budgeted.runDue(
-            until: 10, budget: 3,
-            { work in
-                if case .closure(let body) = work { body() }
-            })
-        {
+        cutting: while true {
+            budgeted.beginRound(at: 10)
+            for _ in 0..<3 {
+                guard let work = budgeted.nextInRound() else { break cutting }
+                run(work)
+            }
+            budgeted.endRound()
             rounds += 1
         }
-        drain(unbudgeted, until: 10)
+        runRound(unbudgeted, at: 10)
         #expect(rounds == 3)
         #expect(budgetedLog.events == unbudgetedLog.events)
         #expect(budgetedLog.events.count == 10)
@@ -417,7 +474,9 @@ struct SchedulingCoreTests {
                 core.enqueue(.closure { _ = other })
             }
             // Wrap the ring so the deinitializer has two runs to release.
-            for _ in 0..<30 { _ = core.popNext(until: 0) }
+            core.beginRound(at: 0)
+            for _ in 0..<30 { _ = core.nextInRound() }
+            core.endRound()
             for _ in 0..<30 {
                 let token = spy.token()
                 core.enqueue(.closure { _ = token })

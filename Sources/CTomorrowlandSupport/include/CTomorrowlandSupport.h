@@ -24,6 +24,13 @@ static inline void twl_set_main_drain_queue(void *_Nullable queue) { twl_main_dr
 static inline const void *_Nullable twl_get_current_executor(void) { return twl_current_executor; }
 static inline void twl_set_current_executor(const void *_Nullable executor) { twl_current_executor = executor; }
 
+/// Whether the calling thread is the process's main thread, the one `DispatchQueue.main` drains
+/// on: on Linux, the thread whose id equals the process id. The library's one definition of "the
+/// main thread" (`.auto`, the `.main` context, an `EventLoop` draining the main queue).
+/// Foundation's `Thread.isMainThread` answers for the thread that first touched CoreFoundation,
+/// which is not always the same thing. One thread-local load after the first call on a thread.
+bool twl_is_main_thread(void);
+
 /// The Swift runtime's reference-counting entry points behind `unowned` and `weak` (plain C
 /// functions exported by libswiftCore). The core uses them for the child→upstream link, which
 /// must not keep the upstream alive but must not cost it a weak-reference side table either;

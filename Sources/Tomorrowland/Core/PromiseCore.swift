@@ -53,7 +53,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// The promise this one observes with cancel propagation, until the first cancel request
     /// passes it on or the promise resolves. Never keeps the upstream alive.
     @exclusivity(unchecked)
-    private var upstream: UnownedCoreReference?
+    private var upstream: UnownedReference<PromiseCore>?
 
     /// The work a derived promise does when its upstream resolves.
     ///
@@ -82,9 +82,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         /// Newest first, as stored.
         @usableFromInline let head: PromiseCallbackNode?
         let handlers: [CancelHandler]
-        let upstream: UnownedCoreReference?
+        let upstream: UnownedReference<PromiseCore>?
 
-        init(head: PromiseCallbackNode?, handlers: [CancelHandler], upstream: UnownedCoreReference?) {
+        init(head: PromiseCallbackNode?, handlers: [CancelHandler], upstream: UnownedReference<PromiseCore>?) {
             self.head = head
             self.handlers = handlers
             self.upstream = upstream
@@ -170,7 +170,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Moves a pending promise to cancel-requested and runs the cancel handlers registered so far.
     @usableFromInline
     final func requestCancel() {
-        let taken: (handlers: [CancelHandler], upstream: UnownedCoreReference?)? = lock.withLock {
+        let taken: (handlers: [CancelHandler], upstream: UnownedReference<PromiseCore>?)? = lock.withLock {
             guard status == .pending else { return nil }
             status = .cancelRequested
             let handlers = cancelHandlers
@@ -229,7 +229,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     final func propagateCancel(to upstream: PromiseCore, replacingResolvedUpstream: Bool = false) {
         upstream.addObserver()
-        var replaced: UnownedCoreReference?
+        var replaced: UnownedReference<PromiseCore>?
         let linkedInline: Bool = lock.withLock {
             guard self.upstream == nil || replacingResolvedUpstream else { return false }
             // A cancel request passes the inline link on before it runs the handlers, so the link
@@ -240,7 +240,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
             switch status {
             case .pending, .delayed:
                 replaced = self.upstream
-                self.upstream = UnownedCoreReference(upstream)
+                self.upstream = UnownedReference(upstream)
                 return true
             case .cancelRequested, .resolved:
                 return false
@@ -267,7 +267,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// - Important: `child` must be new (pending, no upstream, in no list).
     @usableFromInline
     final func registerNewChild(_ child: PromiseCore) {
-        child.upstream = UnownedCoreReference(self)
+        child.upstream = UnownedReference(self)
         let isResolved: Bool = lock.withLock {
             countObserverLocked()
             if status == .resolved { return true }

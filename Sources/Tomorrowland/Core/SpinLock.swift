@@ -4,7 +4,14 @@ import Synchronization
     import Glibc
 #endif
 
-/// A lock for critical sections of a few dozen instructions, built on `Atomic`.
+/// A lock for critical sections of a few dozen instructions, built on `Atomic`: the promise
+/// core's lock (a promise's state, tokens, timers, retries).
+///
+/// The library's other lock is ``LockedValue`` (a pthread mutex around a value), for everything
+/// else. This one stays separate because it sits on the promise hot path: uncontended it costs a
+/// compare-exchange and a store, where a pthread mutex costs two library calls, and it is a
+/// stored `~Copyable` struct, with no allocation of its own (one heap object per promise, not
+/// two).
 ///
 /// Why not `Synchronization.Mutex`: on Linux with Swift 6.3.1 its futex-based implementation is
 /// invisible to ThreadSanitizer, which then reports races on everything it protects; the atomic

@@ -45,7 +45,7 @@ public final class MainQueueExecutor: PromiseExecutor {
 
     /// True on the main thread while it runs a `.main` block.
     public var isCurrent: Bool {
-        Thread.isMainThread && twl_get_main_drain_queue() != nil
+        twl_is_main_thread() && twl_get_main_drain_queue() != nil
     }
 
     /// Runs one main-queue pass: `first`, then everything submitted meanwhile, in order.

@@ -1,35 +1,50 @@
-/// The scheduling core shared by every loop: a FIFO of ready work, a heap of timers, one sequence
-/// counter, and the one function that decides what runs next.
+// Why this engine lives in the promise module: `EventLoop` (TomorrowlandLoop) and `TestLoop`
+// (TomorrowlandTesting) must share one implementation, and neither module may depend on the
+// other (TomorrowlandTesting must build without libevent; TomorrowlandLoop must not ship test
+// doubles). The core module is the one module both already depend on. Everything here is
+// `package`: no user of the library can see it, and an app that links only `Tomorrowland` strips
+// it as dead code. A module of its own would add a target that only these two use, for no
+// difference a user could observe.
+
+/// The scheduling policy of every loop, written once: a FIFO of ready work, a heap of timers, one
+/// sequence counter, rounds, and the one function that decides what runs next.
 ///
-/// `EventLoop` (libevent, monotonic clock) and `TestLoop` (virtual clock) both keep one of these,
-/// so work runs in the same order in tests and in production. The core never runs work and never
-/// reads a clock: the owner passes the time and runs what ``popNext(until:)`` hands back.
+/// `EventLoop` (libevent, monotonic clock) and `TestLoop` (virtual clock) both keep one of these
+/// and run what it hands back with ``LoopWork/run(asTaskExecutor:)``, so work runs in the same
+/// order in tests and in production; only the clock and the waiting differ. The core never runs
+/// work and never reads a clock: the owner passes the time and runs what ``nextInRound()`` hands
+/// back.
 ///
-/// ## Time
+/// ## Rounds
 ///
-/// Times are `UInt64` nanoseconds on the owner's clock. The core keeps ``currentTime``, which
-/// never goes backwards: it moves to each item's deadline as that item is handed out, and to the
-/// target once nothing more is due.
+/// A loop works in **rounds**. A round starts when the loop looks at its clock
+/// (``beginRound(at:)``): an `EventLoop` at every tick, reading the monotonic clock once; a
+/// `TestLoop` at the current virtual time and then at each timer deadline it advances to. The round
+/// hands out, one at a time, every item that is due at that time, including items queued while the
+/// round runs that are due then too; it ends when none is left (``nextInRound()`` returns nil).
+/// ``currentTime`` is the time of the round: it does not move while the round runs, and never goes
+/// backwards.
 ///
 /// ## Order
 ///
 /// Every pending item has a key (deadline, sequence). The sequence comes from one counter shared
 /// by ready work and timers, so it records the order of the calls that queued them. Ready work
 /// gets ``currentTime`` as its deadline (it is due now); a timer gets the deadline it asks for,
-/// raised to ``currentTime`` if earlier. Work is handed out in increasing key order, among the
-/// items whose deadline is at or before the target. That single rule gives all the others:
+/// raised to ``currentTime`` if earlier. A round hands out the items whose deadline is at or before
+/// ``currentTime`` in increasing key order. That single rule gives the others:
 ///
 /// - ready work runs in FIFO order, and timers with equal deadlines in scheduling order;
-/// - ready work and due timers interleave by key: a timer that came due at time *t* runs before
-///   work queued after it at time *t*, and after work queued before *t*;
-/// - work queued or scheduled while a step runs, and due at or before the target, runs in the same
-///   ``runDue(until:budget:_:)`` call (or the same round of ``popNext(until:)``), **after** every
-///   item that was already due at that instant: its key carries a later sequence and a deadline
-///   no earlier than ``currentTime``;
+/// - the timers that are due when the loop looks run in (deadline, sequence) order, **before** the
+///   work their callbacks submit: that work is keyed at the round's time, with a later sequence;
+/// - a timer with a zero delay (a deadline at or before ``currentTime``) joins the ready FIFO behind
+///   the work already queued, and ahead of the work queued after it;
+/// - a delay counts from the round's time when scheduled from work the round runs
+///   (``deadline(after:)``), so equal delays scheduled in one round share one deadline;
 /// - nothing ever runs re-entrantly: queueing only records the work.
 ///
-/// With a budget, a round can stop early; the next round resumes with exactly the items, and the
-/// order, that the unbudgeted round would have used.
+/// A loop may cut a round short (a budget, a stop request): the next round resumes with exactly
+/// the items, and the order, that the uncut round would have used, plus the timers that came due
+/// in between, after them.
 ///
 /// ## Cost
 ///
@@ -50,9 +65,13 @@ package final class SchedulingCore {
         package let sequence: UInt64
     }
 
-    /// The core's time, in nanoseconds on the owner's clock: the deadline of the item handed out
-    /// last, or the target of the last round that completed, whichever is later.
+    /// The core's time, in nanoseconds on the owner's clock: the time of the current round, or of
+    /// the last one.
     @exclusivity(unchecked) package private(set) var currentTime: UInt64
+
+    /// Whether a round is in progress: between ``beginRound(at:)`` and the ``nextInRound()`` that
+    /// returns nil (or ``endRound()``).
+    @exclusivity(unchecked) package private(set) var isInRound = false
 
     // Unchecked exclusivity, here and below: every access is one short call into a queue or heap
     // method, or a plain read or write, that runs no user code (work is handed back, never
@@ -117,56 +136,79 @@ package final class SchedulingCore {
         timers.remove(slot: id.slot, sequence: id.sequence)
     }
 
-    /// Removes and returns the next item due at or before `target`, in key order, moving
-    /// ``currentTime`` to its deadline; returns nil when nothing more is due, after moving
-    /// ``currentTime`` to `target`.
+    /// The deadline of a timer scheduled now with a delay of `nanoseconds`: ``currentTime`` plus
+    /// the delay, saturating.
     ///
-    /// This is the decision both loops make, one item at a time. A `target` earlier than
+    /// Inside a round that is the round's time, not a fresh reading of the clock, so timers with
+    /// equal delays scheduled by one round share a deadline (as libuv and libevent count from the
+    /// time their loop cached at wake-up).
+    package func deadline(after nanoseconds: UInt64) -> UInt64 {
+        let (sum, overflow) = currentTime.addingReportingOverflow(nanoseconds)
+        return overflow ? .max : sum
+    }
+
+    /// The loop looked at its clock and read `time`: starts a round there. A `time` earlier than
     /// ``currentTime`` means ``currentTime``: time never goes backwards.
-    package func popNext(until target: UInt64) -> LoopWork? {
-        let target = max(target, currentTime)
+    @inline(__always)
+    package func beginRound(at time: UInt64) {
+        if time > currentTime { currentTime = time }
+        isInRound = true
+    }
+
+    /// Removes and returns the next item of the round in progress: the item with the smallest key
+    /// among those due at ``currentTime``. Returns nil, and ends the round, when none is left.
+    ///
+    /// This is the decision both loops make, one item at a time.
+    package func nextInRound() -> LoopWork? {
+        let now = currentTime
         let timerKey = timers.minKey
         if let readyKey = ready.firstKey {
             // Ready work is always due (its deadline is at most currentTime).
-            if let timerKey, timerKey.deadline <= target,
+            if let timerKey, timerKey.deadline <= now,
                 timerKey.deadline < readyKey.deadline
                     || (timerKey.deadline == readyKey.deadline && timerKey.sequence < readyKey.sequence)
             {
-                currentTime = max(currentTime, timerKey.deadline)
                 return timers.removeMin()
             }
             return ready.removeFirst()
         }
-        if let timerKey, timerKey.deadline <= target {
-            currentTime = max(currentTime, timerKey.deadline)
+        if let timerKey, timerKey.deadline <= now {
             return timers.removeMin()
         }
-        currentTime = target
+        isInRound = false
         return nil
     }
 
-    /// Runs one round: hands every item due at or before `target` to `perform`, in key order,
-    /// including items that `perform` queues while the round runs (see the type's ordering rules).
+    /// Ends the round in progress early (a budget ran out, a stop or a shutdown was requested);
+    /// what it had left runs first in the next round.
+    package func endRound() {
+        isInRound = false
+    }
+
+    /// Whether an item is due at ``currentTime``: the next ``nextInRound()`` would return one.
+    package var hasWorkDueNow: Bool {
+        if !ready.isEmpty { return true }
+        guard let timerKey = timers.minKey else { return false }
+        return timerKey.deadline <= currentTime
+    }
+
+    /// When a loop driven on a virtual clock towards `target` looks next: now while ready work
+    /// waits, else at the earliest timer's deadline; nil when nothing is due by `target`.
     ///
-    /// `perform` is called on the calling thread, with no access to the core in progress: it may
-    /// queue, schedule and cancel freely.
-    ///
-    /// - Parameters:
-    ///   - target: The time to reach, on the owner's clock.
-    ///   - budget: The most items to hand out in this round, so that a loop can poll I/O between
-    ///     rounds when work keeps queueing more work.
-    ///   - perform: Runs one item.
-    /// - Returns: `true` when the round completed (nothing due at or before `target` remains and
-    ///   ``currentTime`` has reached it), `false` when the budget ran out first.
-    @discardableResult
-    package func runDue(until target: UInt64, budget: Int = .max, _ perform: (LoopWork) -> Void) -> Bool {
-        var remaining = budget
-        while remaining > 0 {
-            guard let work = popNext(until: target) else { return true }
-            remaining -= 1
-            perform(work)
-        }
-        return false
+    /// Looking at each deadline in turn is what an `EventLoop` that is never late would do: it
+    /// wakes at the earliest deadline, so a timer's callbacks run before a later timer.
+    /// A `target` earlier than ``currentTime`` means ``currentTime``.
+    package func nextLook(notAfter target: UInt64) -> UInt64? {
+        guard let next = nextDeadline else { return nil }
+        let look = max(next, currentTime)
+        return look <= max(target, currentTime) ? look : nil
+    }
+
+    /// Moves ``currentTime`` to `time` (if later) without a round: a virtual clock that reached
+    /// its target with nothing more due.
+    package func advanceIdle(to time: UInt64) {
+        precondition(!isInRound, "SchedulingCore.advanceIdle(to:) during a round")
+        if time > currentTime { currentTime = time }
     }
 
     /// Removes every pending timer and hands their work back in key order, for shutdown.

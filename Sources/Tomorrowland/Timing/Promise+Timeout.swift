@@ -106,7 +106,7 @@ extension Promise {
 /// What a `timeout`'s timer and its cancel handler share: the two promises, held without keeping
 /// them alive, and the one-shot cancel request upstream.
 ///
-/// The references are the core's unowned kind (``UnownedCoreReference``), not `weak`, which
+/// The references are the core's unowned kind (`UnownedReference`), not `weak`, which
 /// would give both promises a side table for the rest of their lives.
 ///
 /// - Important: `@unchecked Sendable`: the references are immutable and thread-safe to load,
@@ -114,8 +114,8 @@ extension Promise {
 ///   promise it rejects, like any error).
 @usableFromInline
 final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
-    private let child: UnownedCoreReference
-    private let upstream: UnownedCoreReference
+    private let child: UnownedReference<PromiseCore>
+    private let upstream: UnownedReference<PromiseCore>
     private let hasPropagated = Atomic<Bool>(false)
     private let timedOut: E
     private let transform: @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
@@ -125,8 +125,8 @@ final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
         child: PromiseBox<Value, E>, upstream: PromiseBox<Value, Error>, timedOut: E,
         transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
     ) {
-        self.child = UnownedCoreReference(child)
-        self.upstream = UnownedCoreReference(upstream)
+        self.child = UnownedReference(child)
+        self.upstream = UnownedReference(upstream)
         self.timedOut = timedOut
         self.transform = transform
     }

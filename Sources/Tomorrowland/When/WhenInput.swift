@@ -1,7 +1,7 @@
 /// The inputs of one `when` call, for cancel requests and observer counting, held without
 /// keeping them alive.
 ///
-/// The references are the core's unowned kind (``UnownedCoreReference``), not `weak`: a `weak`
+/// The references are the core's unowned kind (`UnownedReference`), not `weak`: a `weak`
 /// reference would give every input a side table and slow-path reference counting for the rest
 /// of its life.
 ///
@@ -10,7 +10,7 @@
 ///   thread, read it without a lock (they are ordered after the writes by the input's own lock,
 ///   taken to register them).
 final class WhenInputs: @unchecked Sendable {
-    private var references: ContiguousArray<UnownedCoreReference> = []
+    private var references: ContiguousArray<UnownedReference<PromiseCore>> = []
 
     init(capacity: Int) {
         references.reserveCapacity(capacity)
@@ -25,7 +25,7 @@ final class WhenInputs: @unchecked Sendable {
     /// Adds `input` and counts it as observed (a propagating observer per occurrence).
     func observe(_ input: PromiseCore) {
         input.addObserver()
-        references.append(UnownedCoreReference(input))
+        references.append(UnownedReference(input))
     }
 
     /// Each observer asks for cancellation: inputs with no other observer and no handle left

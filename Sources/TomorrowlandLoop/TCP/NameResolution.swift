@@ -1,3 +1,5 @@
+import Tomorrowland
+
 /// One host name lookup in flight: what to resolve, and where its answer goes.
 ///
 /// The connect that starts it may abandon it (cancelled, timed out, or its loop shut down) while
@@ -13,14 +15,14 @@ public final class NameResolution: Sendable {
     /// The port the addresses carry.
     public let port: UInt16
     /// The handler until it is called or the resolution is abandoned, nil after.
-    private let handler: PthreadLocked<AnswerHandler?>
+    private let handler: LockedValue<AnswerHandler?>
 
     /// A resolution of `host` and `port` whose answer goes to `onAnswer`, on the thread that
     /// completes it.
     package init(host: String, port: UInt16, onAnswer: @escaping AnswerHandler) {
         self.host = host
         self.port = port
-        handler = PthreadLocked(onAnswer)
+        handler = LockedValue(onAnswer)
     }
 
     /// Whether nobody waits for the answer any more (abandoned, or already answered).

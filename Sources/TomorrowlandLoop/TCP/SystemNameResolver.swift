@@ -1,3 +1,5 @@
+import Tomorrowland
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -42,7 +44,7 @@ package final class SystemNameResolver: NameResolver {
         }
     }
 
-    private let state = PthreadLocked(State())
+    private let state = LockedValue(State())
 
     /// A resolver that runs at most `maximumThreads` lookups at once.
     package init(maximumThreads: Int) {

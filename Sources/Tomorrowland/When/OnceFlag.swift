@@ -1,7 +1,7 @@
 import Synchronization
 
-/// A flag that exactly one caller can claim, from any thread (one-shot cancel propagation in
-/// `timeout`, first failure in `when`).
+/// A flag that exactly one caller can claim, from any thread: the first failure in
+/// `when(fulfilled:)`, the winner in `when(first:)`.
 final class OnceFlag: Sendable {
     private let claimed = Atomic<Bool>(false)
 

@@ -1,0 +1,46 @@
+import CTomorrowlandSupport
+
+// A child promise must be able to pass a cancel request to its upstream, and a loop's timer handle
+// or watcher must be able to reach its loop, but neither may keep the other alive. That is a weak
+// reference. Swift's `weak` moves the target's reference counts into a side table: one more
+// allocation per target and slow-path retain/release on it forever after, which measured as 40%
+// of a `map` link, and a tenth of a timer's schedule and cancel on a loop (and slower
+// submissions). These runtime entry points give the same guarantee without a side table: an
+// unowned reference keeps the object's memory (not the object) alive with the inline unowned
+// count, and try-retain returns a strong reference only if the object is not being
+// deinitialized. They are the functions compiled Swift code calls for `unowned` and `weak`; their
+// C signatures take and return the object pointer (declared in CTomorrowlandSupport.h).
+
+/// A reference that does not keep its object alive: ``load()`` answers `nil` once the object is
+/// being destroyed. The library's one unowned-reference type: a child promise's link to its
+/// upstream core, `when`'s inputs, a loop's timer handles and watchers.
+///
+/// - Important: A value type with manual ownership: its owner calls ``release()`` exactly once,
+///   in its deinit (or use `UpstreamReferenceBox`, which does).
+@usableFromInline
+package struct UnownedReference<Object: AnyObject>: @unchecked Sendable {
+    // Sendable: the runtime functions are thread-safe; the pointer is immutable. The object's own
+    // thread-safety is the holder's business, as with a strong reference.
+    @usableFromInline
+    let pointer: UnsafeMutableRawPointer
+
+    /// An unowned reference to `object`.
+    @inlinable
+    package init(_ object: Object) {
+        pointer = Unmanaged.passUnretained(object).toOpaque()
+        twl_unowned_retain(pointer)
+    }
+
+    /// A strong reference to the object, or `nil` if it is being (or has been) destroyed.
+    @inlinable
+    package func load() -> Object? {
+        guard twl_try_retain(pointer) else { return nil }
+        return Unmanaged<Object>.fromOpaque(pointer).takeRetainedValue()
+    }
+
+    /// Gives up the reference. Call exactly once.
+    @inlinable
+    package func release() {
+        twl_unowned_release(pointer)
+    }
+}
