@@ -32,7 +32,7 @@ done
 echo "hummingbird-fanout (pid $PID) listening on 127.0.0.1:$PORT"
 
 get() {
-    echo "> curl $* 'http://127.0.0.1:$PORT$1'"
+    echo "> curl ${*:2} 'http://127.0.0.1:$PORT$1'"
     curl --silent --show-error --write-out '\n(HTTP %{http_code}, %{time_total} s)\n' "${@:2}" \
         "http://127.0.0.1:$PORT$1" || true
 }
