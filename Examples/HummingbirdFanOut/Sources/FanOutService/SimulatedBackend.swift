@@ -54,7 +54,7 @@ public final class SimulatedBackend: Sendable {
         let context = PromiseContext.nio(loop)
         return Promise(on: context) { resolver in
             self.record(.started, item: item)
-            // The backend's work: a timer on the loop's own clock (scheduleTask underneath).
+            // The backend's work: a timer on the loop's own clock (a NIO scheduled callback underneath).
             let work = Promise<Void, NoError>(on: context, fulfilled: (), after: latency)
             // `.immediate`: the answer is given in the same loop task as the timer fires, so no
             // cancel handler can slip in between the two and count a call that had answered.

@@ -33,7 +33,7 @@ import Testing
     @Test func aBackendSlowerThanTheTimeoutGives504AndItsCallIsCancelled() async throws {
         try await RunningFanOutServer.with { server in
             let response = try await Curl.get(
-                server.url("/quote?item=kettle&inventory_ms=10&pricing_ms=60000&timeout_ms=300"))
+                server.url("/quote?item=kettle&inventory_ms=0&pricing_ms=60000&timeout_ms=1000"))
             #expect(response.status == 504)
             // The timeout passed its cancel request up through `when` to the call still running.
             #expect(await server.waitUntil("pricing", .cancelled))
