@@ -39,6 +39,7 @@ test: deps
 	$(SWIFT) test --skip-build $(EXAMPLES) $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory check-allocations
 	@$(MAKE) --no-print-directory check-dependency-graph
+	@$(MAKE) --no-print-directory test-http-example
 
 # What a package that depends on this one resolves: nothing else without traits, swift-nio's
 # graph with the NIO trait, swift-service-lifecycle's with ServiceLifecycle (a few seconds).
@@ -153,3 +154,21 @@ bench-callgrind: deps
 
 clean:
 	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* Examples/.build Examples/.build-* docs
+
+# The Hummingbird 2 example (Examples/HummingbirdFanOut): a package of its own, so only these two
+# targets resolve and build Hummingbird. Built once in debug, never under the sanitizers (its
+# dependencies are most of its build time; the library's concurrency is covered by test-tsan).
+# Its tests drive the service with curl, installed here when missing.
+HTTP_EXAMPLE = --package-path Examples/HummingbirdFanOut
+
+.PHONY: test-http-example demo-http
+
+test-http-example: deps
+	@command -v curl >/dev/null || { echo "make test-http-example: installing curl"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null; }
+	$(SWIFT) build --build-tests $(HTTP_EXAMPLE) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(HTTP_EXAMPLE) $(SWIFT_BUILD_FLAGS)
+
+# Starts hummingbird-fanout and curls it: a quote, a timeout, a client hanging up, the stats.
+demo-http: deps
+	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" Examples/HummingbirdFanOut/demo.sh

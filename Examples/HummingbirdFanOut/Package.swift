@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// An HTTP service on SwiftNIO (Hummingbird 2) whose handlers use Tomorrowland promises on the
+// request's NIO event loop. A package of its own, beside the other examples, so that neither
+// the library's graph nor the other examples' graph ever resolves Hummingbird: only this
+// directory's builds do (`make test-http-example`, `make demo-http`).
+let package = Package(
+    name: "HummingbirdFanOut",
+    products: [
+        .executable(name: "hummingbird-fanout", targets: ["HummingbirdFanOut"])
+    ],
+    dependencies: [
+        // The library with its NIO integration (the `NIO` trait, off by default for dependents).
+        .package(name: "Tomorrowland", path: "../..", traits: ["NIO"]),
+        // Without its default traits: no swift-configuration support to build, no full Foundation.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The service: two simulated slow backends on the request's loop, the fan-out that
+        // combines them with `when` under a `timeout`, and the routes.
+        .target(
+            name: "FanOutService",
+            dependencies: [
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandNIO", package: "Tomorrowland"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `hummingbird-fanout [--host H] [--port P]`: serves until SIGINT or SIGTERM.
+        .executableTarget(
+            name: "HummingbirdFanOut",
+            dependencies: [
+                "FanOutService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Runs the service on a loopback port in-process and drives it with curl.
+        .testTarget(
+            name: "FanOutServiceTests",
+            dependencies: [
+                "FanOutService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

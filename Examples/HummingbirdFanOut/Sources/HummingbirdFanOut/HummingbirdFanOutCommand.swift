@@ -1,0 +1,43 @@
+import FanOutService
+import Foundation
+import Hummingbird
+import Logging
+
+/// `hummingbird-fanout [--host HOST] [--port PORT]`: serves the fan-out example until SIGINT or
+/// SIGTERM (Hummingbird's `runService` shuts down gracefully on both).
+@main
+struct HummingbirdFanOutCommand {
+    static let usage = "usage: hummingbird-fanout [--host HOST] [--port PORT]   (default 127.0.0.1:8080)"
+
+    static func main() async throws {
+        var host = "127.0.0.1"
+        var port = 8080
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--host":
+                guard let value = arguments.popFirst() else { failUsage("--host needs a value") }
+                host = value
+            case "--port":
+                guard let value = arguments.popFirst().flatMap(Int.init) else { failUsage("--port needs a number") }
+                port = value
+            case "-h", "--help":
+                print(usage)
+                return
+            default:
+                failUsage("unknown argument \(argument)")
+            }
+        }
+        var logger = Logger(label: "hummingbird-fanout")
+        logger.logLevel = .info
+        let application = FanOutApplication(logger: logger).makeApplication(
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "hummingbird-fanout"))
+        try await application.runService()
+    }
+
+    static func failUsage(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("hummingbird-fanout: \(message)\n\(usage)\n".utf8))
+        exit(2)
+    }
+}
