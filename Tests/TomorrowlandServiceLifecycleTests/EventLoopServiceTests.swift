@@ -15,7 +15,7 @@
             let service = EventLoopService(threadName: "service-test-loop-thread")
             let loop = service.loop
             // Submitted before run(): it waits for the service's thread.
-            let threadName = loop.submit { Thread.current.name ?? "" }
+            let threadName = loop.submit { currentThreadName() }
             let serviceGroup = ServiceGroup(services: [service])
             let running = Task { try await serviceGroup.run() }
             let name = await settled(threadName)

@@ -56,6 +56,21 @@
             return status == 0 ? client : nil
         }
 
+        /// Sends `bytes`, then reads until as many bytes came back (or the peer closed, or the
+        /// 20 s read timeout); what came back.
+        func sendAndReceive(_ bytes: [UInt8]) -> [UInt8] {
+            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent == bytes.count else { return [] }
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while received.count < bytes.count {
+                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { break }
+                received += chunk[0..<count]
+            }
+            return received
+        }
+
         /// Reads until the peer closes (true) or an error or the 20 s read timeout (false);
         /// returns the byte count.
         func readToEnd() -> (count: Int, closedByPeer: Bool) {
@@ -71,6 +86,23 @@
                     return (total, false)
                 }
             }
+        }
+    }
+
+    /// The calling thread's name as the kernel has it (what `top -H` and debuggers show).
+    func currentThreadName() -> String {
+        let fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return "" }
+        return String(decoding: bytes[0..<count], as: UTF8.self).trimmingSuffixNewline()
+    }
+
+    extension String {
+        fileprivate func trimmingSuffixNewline() -> String {
+            hasSuffix("\n") ? String(dropLast()) : self
         }
     }
 
