@@ -104,7 +104,7 @@ demo: deps
 demo-promises: deps
 	$(SWIFT) run $(EXAMPLES) $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
-# The DocC archives of the three library modules, offline, with swift-docc-plugin, into docs/
+# The DocC archives of the library modules (TomorrowlandServiceLifecycle with its trait), offline, with swift-docc-plugin, into docs/
 # (one .doccarchive per module; serve one with `python3 -m http.server -d docs/Tomorrowland.doccarchive`
 # and open /documentation/tomorrowland). Prints each module's documentation coverage. Pass more
 # docc options with DOCC_FLAGS, e.g. `make docs DOCC_FLAGS=--warnings-as-errors`.
@@ -112,7 +112,7 @@ DOCC_FLAGS ?=
 
 docs: deps
 	$(SWIFT) package $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
-		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting \
+		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandServiceLifecycle \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
 

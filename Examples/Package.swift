@@ -29,7 +29,8 @@ let package = Package(
         ),
         // The TCP probe daemon `loopprobe`: its logic (endpoint parsing, state tracking, the
         // probe rounds) in ProbeCore, tested with TestLoop; the executable parses options,
-        // logs and runs an EventLoop on the main thread.
+        // logs, and runs an EventLoop and the probe rounds as services of a ServiceGroup
+        // (swift-service-lifecycle), which handles SIGTERM and SIGINT.
         .target(
             name: "ProbeCore",
             dependencies: [
@@ -44,6 +45,8 @@ let package = Package(
                 "ProbeCore",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandServiceLifecycle", package: "Tomorrowland"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -66,13 +69,17 @@ let package = Package(
             dependencies: [.product(name: "Tomorrowland", package: "Tomorrowland")],
             path: "KeyValueCore"
         ),
-        // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it.
+        // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it. Its loops run
+        // as an EventLoopGroupService in a ServiceGroup (swift-service-lifecycle), which handles
+        // SIGTERM and SIGINT with a graceful shutdown.
         .executableTarget(
             name: "loopkv",
             dependencies: [
                 "KeyValueCore",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandServiceLifecycle", package: "Tomorrowland"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -106,14 +106,15 @@ final class KeyValueServer: Sendable {
         "loops:\(configuration.loopCount)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
     }
 
-    /// Stops accepting, lets every client take the replies already produced, and closes them.
+    /// Stops accepting, lets every client take the replies already produced, and closes them: the
+    /// graceful-shutdown hook the daemon gives its `EventLoopGroupService`.
     ///
     /// Replies are produced inside the read handler, so every request fully received before the
-    /// close has its reply in the output that `close(afterFlushing:)` sends. Clients still open
-    /// when the grace period is over are closed without waiting.
+    /// close has its reply in the output that `close(afterFlushing:)` sends.
     ///
-    /// - Returns: A promise fulfilled once every client is closed (on a loop thread), or
-    ///   cancelled if the group shut down first.
+    /// - Returns: A promise fulfilled once every client is closed. Requesting its cancellation
+    ///   (the service does when its grace period is over) closes the clients still open without
+    ///   waiting for their output, and cancels it.
     func stop() -> Promise<Void, NoError> {
         stopping.store(true, ordering: .releasing)
         sweeper.stop()
@@ -130,19 +131,21 @@ final class KeyValueServer: Sendable {
                 when(fulfilled: closed).map(on: .immediate) { _ in () }
             }
         }
-        let grace = group.loops[0].schedule(after: configuration.shutdownGrace) { [self] in
+        let (stopped, resolver) = Promise<Void, NoError>.makeWithResolver()
+        resolver.onRequestCancel(on: .immediate) { [self] resolver in
             logger.warning("shutdown grace period over, closing remaining clients")
             for (loop, state) in zip(group.loops, loopStates) {
                 // A promise, though nobody waits for it: it is what makes work aimed at a loop
-                // that has shut down meanwhile a no-op (the group goes once every client closed).
+                // that has shut down meanwhile a no-op (the loops shut down right after this).
                 let _: Promise<Void, NoError> = loop.submit {
                     for client in state.value.clients.values { client.close(afterFlushing: false) }
                 }
             }
+            resolver.cancel()
         }
-        return when(fulfilled: closedAll).map(on: .immediate) { _ in
-            grace.cancel()
-        }
+        // Every client closed (or a loop shut down before it could say so: nothing to wait for).
+        when(fulfilled: closedAll).tap(on: .immediate) { _ in resolver.fulfill(with: ()) }
+        return stopped
     }
 }
 

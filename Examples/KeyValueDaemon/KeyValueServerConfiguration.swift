@@ -7,6 +7,7 @@ struct KeyValueServerConfiguration: Sendable {
     /// Nil: clients may stay idle forever (Redis's `timeout 0`).
     var idleTimeout: Duration?
     var maxRequestBytes = 64 * 1024 * 1024
-    /// How long shutdown waits for clients to take their last replies before closing them hard.
+    /// How long a graceful shutdown waits for clients to take their last replies before closing
+    /// them hard (the `EventLoopGroupService`'s grace period).
     var shutdownGrace: Duration = .seconds(5)
 }

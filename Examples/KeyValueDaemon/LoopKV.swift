@@ -1,21 +1,22 @@
 import ArgumentParser
-import Dispatch
-import Foundation
 import KeyValueCore
 import Logging
+import ServiceLifecycle
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandServiceLifecycle
 
 /// `loopkv`: a Redis-protocol (RESP2) key-value server on Tomorrowland's event loop.
 @main
-struct LoopKV: ParsableCommand {
+struct LoopKV: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "loopkv",
         abstract: "A Redis-protocol key-value server on Tomorrowland's libevent loop.",
         discussion: """
             Speaks RESP2 to redis-cli, redis-benchmark and Redis client libraries: PING, ECHO, GET, \
             SET (EX, PX, NX, XX, KEEPTTL, GET), DEL, EXISTS, INCR, DECR, EXPIRE, PEXPIRE, TTL, PTTL, \
-            DBSIZE, FLUSHALL, QUIT, INFO, COMMAND. SIGTERM or SIGINT stops it cleanly (exit 0).
+            DBSIZE, FLUSHALL, QUIT, INFO, COMMAND. SIGTERM or SIGINT stops it cleanly (exit 0): no \
+            new clients, the replies already produced are sent (within --shutdown-grace), then it exits.
             """)
 
     @Option(help: "TCP port; 0 picks a free one (the log line 'listening on HOST:PORT' tells which).")
@@ -41,6 +42,12 @@ struct LoopKV: ParsableCommand {
             "Log the number of keys every this many seconds (0: never); counted off the loops, on a Dispatch queue.")
     var statsInterval: Double = 0
 
+    @Option(
+        help:
+            "Seconds a graceful shutdown (SIGTERM, SIGINT) waits for clients to take their last replies before closing them."
+    )
+    var shutdownGrace: Double = 5
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -50,9 +57,10 @@ struct LoopKV: ParsableCommand {
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard maxRequestBytes >= 64 else { throw ValidationError("--max-request-bytes must be at least 64") }
         guard statsInterval >= 0 else { throw ValidationError("--stats-interval must not be negative") }
+        guard shutdownGrace >= 0 else { throw ValidationError("--shutdown-grace must not be negative") }
     }
 
-    func run() throws {
+    func run() async throws {
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -67,25 +75,21 @@ struct LoopKV: ParsableCommand {
         configuration.maxClients = maxClients
         configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
         configuration.maxRequestBytes = maxRequestBytes
-
-        // A parent may start us with SIGTERM/SIGINT blocked (test runners do; the mask is
-        // inherited across exec), and then they would stay pending forever. Unblock them before
-        // the loop threads exist: threads inherit this thread's mask.
-        TerminationSignals.unblock()
+        configuration.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
 
         let server = KeyValueServer(configuration: configuration, logger: logger)
         let port: UInt16
-        switch waitForResult(of: server.start()) {
+        switch await server.start().resolvedResult {
         case .value(let bound):
             port = bound
         case .error(let error):
             logger.critical(
                 "cannot listen", metadata: ["host": "\(bind)", "port": "\(self.port)", "error": "\(error)"])
-            server.group.syncShutdownGracefully()
+            _ = await server.group.shutdownGracefully().resolvedResult
             throw ExitCode.failure
         case .cancelled:
             logger.critical("cannot listen: the loops shut down")
-            server.group.syncShutdownGracefully()
+            _ = await server.group.shutdownGracefully().resolvedResult
             throw ExitCode.failure
         }
         if statsInterval > 0 {
@@ -95,33 +99,26 @@ struct LoopKV: ParsableCommand {
             ).start()
         }
 
-        // The first SIGTERM or SIGINT stops the server; later ones change nothing (the watchers
-        // stay until the group shuts down). Watched before "listening" is logged: a supervisor
-        // (or a test) that signals as soon as it reads that line must not kill the process.
-        let signalLoop = server.group.loops[0]
-        let stopped = TerminationSignals.first(on: signalLoop).flatMapResult(on: .loop(signalLoop)) { result in
-            switch result {
-            case .value(let signal): logger.info("signal \(signal): stopping")
-            case .error(let error): logger.critical("cannot watch signals: \(error)")
-            case .cancelled: break
-            }
+        // The loops as a service: on SIGTERM or SIGINT the ServiceGroup shuts it down gracefully,
+        // which runs `server.stop()` (no more clients, every reply already produced is sent), waits
+        // for it within the grace period, then shuts the loops down.
+        let loopService = EventLoopGroupService(group: server.group, gracePeriod: configuration.shutdownGrace)
+        loopService.onGracefulShutdown { _ in
+            logger.info("graceful shutdown: stopping")
             return server.stop()
         }
-        logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
-        _ = waitForResult(of: stopped)
-        server.group.syncShutdownGracefully()
+        // Services start once the ServiceGroup traps the signals: a supervisor (or a test) that
+        // sends SIGTERM as soon as it reads "listening" must not kill the process.
+        let announcement = ClosureService {
+            logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
+            try? await gracefulShutdown()
+        }
+        let serviceGroup = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [loopService, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await serviceGroup.run()
         logger.info("stopped")
     }
-}
-
-/// Blocks the calling thread (the main thread, which drives no loop) until `promise` resolves.
-private func waitForResult<Value, Failure>(of promise: Promise<Value, Failure>) -> PromiseResult<Value, Failure> {
-    let resolved = DispatchSemaphore(value: 0)
-    promise.tap(on: .immediate) { _ in resolved.signal() }
-    resolved.wait()
-    // Resolution happens before the signal, the signal before this read.
-    guard let result = promise.result else { preconditionFailure("a resolved promise has a result") }
-    return result
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

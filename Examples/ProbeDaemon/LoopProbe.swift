@@ -1,20 +1,20 @@
 import ArgumentParser
 import Logging
 import ProbeCore
+import ServiceLifecycle
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandServiceLifecycle
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// `loopprobe`: probes TCP endpoints in rounds on an EventLoop that runs on the main thread, and
-/// logs every change of state (first observation, up to down, down to up, with the latency).
+/// `loopprobe`: probes TCP endpoints in rounds on an EventLoop, and logs every change of state
+/// (first observation, up to down, down to up, with the latency).
 ///
-/// SIGTERM and SIGINT cancel the probes in flight (through promise cancellation, which closes
-/// their sockets), log, and exit 0. `--rounds N` exits 0 after N rounds.
+/// The loop and the probe rounds are services of a swift-service-lifecycle `ServiceGroup`.
+/// SIGTERM and SIGINT shut it down gracefully: the probes in flight are cancelled (through promise
+/// cancellation, which closes their sockets), then the loop shuts down, and the process exits 0.
+/// `--rounds N` exits 0 after N rounds.
 @main
-struct LoopProbe: ParsableCommand {
+struct LoopProbe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "loopprobe",
         abstract: "Probes TCP endpoints on an event loop and logs when they go up or down.",
@@ -61,11 +61,7 @@ struct LoopProbe: ParsableCommand {
         }
     }
 
-    func run() throws {
-        // A parent may have started us with SIGTERM/SIGINT blocked (a mask inherited from one of
-        // its threads, as test runners and Dispatch workers have): they would then stay pending
-        // and never reach the loop. First thing, before any thread exists.
-        TerminationSignals.unblock()
+    func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -81,7 +77,10 @@ struct LoopProbe: ParsableCommand {
         configuration.retryDelay = .seconds(retryDelay)
         configuration.rounds = rounds
 
-        let loop = EventLoop()
+        // The loop runs on a thread of its own, as a service: it shuts down after the probe
+        // rounds' service has ended (a ServiceGroup shuts its services down in reverse order).
+        let loopService = EventLoopService(threadName: "loopprobe-loop")
+        let loop = loopService.loop
         // The scheduler's timeout cancels late attempts; the connect's own deadline only backs it
         // up.
         let connect = tcpProber(on: loop, backstop: configuration.connectTimeout * 2)
@@ -103,30 +102,36 @@ struct LoopProbe: ParsableCommand {
                 logger.debug("round \(number): \(up) up, \(statuses.count - up) down")
             }
         )
-        // The first SIGTERM or SIGINT cancels the round in flight (the promise resolves on the
-        // loop's thread); later ones change nothing.
-        _ = TerminationSignals.first(on: loop).always(on: .immediate) { result in
-            switch result {
-            case .value(let signal):
-                logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), cancelling in-flight probes")
+        // The probe rounds. They start once the ServiceGroup traps SIGTERM and SIGINT; a graceful
+        // shutdown (one of those signals) cancels the round in flight, through promise
+        // cancellation, which closes the attempts' sockets. After `--rounds` rounds the service
+        // ends, and the group shuts down gracefully.
+        let endpointCount = configuration.endpoints.count
+        let probing = ClosureService {
+            logger.info(
+                "probing \(endpointCount) endpoint(s) every \(interval) s (connect timeout \(connectTimeout) s, \(retries) retries)"
+            )
+            scheduler.start()
+            let outcome = await withGracefulShutdownHandler {
+                await scheduler.finished.resolvedResult
+            } onGracefulShutdown: {
                 scheduler.stop()
-            case .error(let error):
-                logger.critical("cannot watch SIGTERM and SIGINT: \(error)")
-                scheduler.stop()
-            case .cancelled:
-                break
+            }
+            switch outcome {
+            case .value(.completed(let count)): logger.info("done after \(count) round(s)")
+            case .value(.stopped(let count)):
+                logger.notice(
+                    "graceful shutdown: cancelled the probes in flight, stopped after \(count) complete round(s)")
+            case .error, .cancelled: logger.error("the scheduler ended without an outcome")
             }
         }
-        logger.info(
-            "probing \(configuration.endpoints.count) endpoint(s) every \(interval) s (connect timeout \(connectTimeout) s, \(retries) retries)"
-        )
-        scheduler.start()
-        let outcome = loop.run(until: scheduler.finished).value
-        switch outcome {
-        case .completed(let count)?: logger.info("done after \(count) round(s)")
-        case .stopped(let count)?: logger.notice("stopped after \(count) complete round(s)")
-        case nil: logger.error("the scheduler ended without an outcome")
-        }
-        loop.shutdown()
+        let serviceGroup = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: loopService),
+                    .init(service: probing, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await serviceGroup.run()
     }
 }

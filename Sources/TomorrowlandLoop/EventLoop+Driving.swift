@@ -29,8 +29,9 @@ extension EventLoop {
     }
 
     /// Runs the loop like ``run()`` unless it was shut down; returns false then. For threads that
-    /// drive a loop until it shuts down (``EventLoopGroup``), which may race with the shutdown.
-    func runUnlessShutDown() -> Bool {
+    /// drive a loop until it shuts down (``EventLoopGroup``, TomorrowlandServiceLifecycle's
+    /// `EventLoopService`), which may race with the shutdown.
+    package func runUnlessShutDown() -> Bool {
         while true {
             switch tryClaimDriver(for: .drive) {
             case .claimed:

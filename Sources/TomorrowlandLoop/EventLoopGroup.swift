@@ -81,4 +81,11 @@ public final class EventLoopGroup: Sendable {
         for loop in loops { loop.shutdown() }
         threadsDone.notify(queue: queue, execute: callback)
     }
+
+    /// Calls `callback` on `queue` once every thread of the group has exited, without shutting
+    /// anything down: for a supervisor (TomorrowlandServiceLifecycle's service) that must notice a
+    /// shutdown requested elsewhere. Safe from any thread.
+    package func notifyWhenThreadsExit(queue: DispatchQueue, _ callback: @escaping @Sendable () -> Void) {
+        threadsDone.notify(queue: queue, execute: callback)
+    }
 }

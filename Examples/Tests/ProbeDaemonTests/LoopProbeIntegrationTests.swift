@@ -136,10 +136,32 @@ struct LoopProbeIntegrationTests {
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("received SIGTERM, cancelling in-flight probes"))
-        #expect(text.contains("stopped after 0 complete round(s)"))
+        // The ServiceGroup trapped the signal (its debug line names it) and shut the services
+        // down gracefully: the probe in flight was cancelled.
+        #expect(text.contains("Signal caught. Shutting down the group."), "\(text)")
+        #expect(text.contains("SIGTERM"), "\(text)")
+        #expect(text.contains("graceful shutdown: cancelled the probes in flight, stopped after 0 complete round(s)"))
         // Well before the 30 s connect timeout: the attempt was cancelled, not waited out.
         #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    @Test func sigintDuringTheIntervalStopsAfterTheCompletedRoundsAndExitsZero() throws {
+        let (fd, openPort) = try listeningSocket(backlog: 16)
+        defer { close(fd) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--interval", "60", "127.0.0.1:\(openPort)"]
+        let output = Pipe()
+        process.standardOutput = output
+        try launch(process)
+        var text = ""
+        #expect(read(output.fileHandleForReading, until: "127.0.0.1:\(openPort) is up", into: &text), "\(text)")
+        kill(process.processIdentifier, SIGINT)
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("stopped after 1 complete round(s)"), "\(text)")
     }
 
     @Test func invalidEndpointsAreRejectedWithAUsageError() throws {

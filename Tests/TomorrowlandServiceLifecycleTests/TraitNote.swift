@@ -1,1 +1,0 @@
-// The suites of TomorrowlandServiceLifecycle; they compile with the package trait `ServiceLifecycle` only.
