@@ -1,0 +1,128 @@
+#if NIO
+    import NIOCore
+    import Tomorrowland
+
+    /// Runs promise work on a SwiftNIO `EventLoop`: the executor behind
+    /// ``Tomorrowland/PromiseContext/nio(_:)``.
+    ///
+    /// Work runs with the loop's `execute`, in submission order, never synchronously inside the call
+    /// that submits it (not even on the loop's own thread); timers are the loop's own scheduled
+    /// callbacks (`scheduleCallback(in:handler:)`), so `timeout` and `delay` run on the loop's
+    /// clock. Every closure this executor is given runs on the loop's thread.
+    ///
+    /// There is one executor per loop, which ``shared(for:)`` returns: the first use of a loop
+    /// allocates it, later uses find it in a process-wide table. The executor refers to its loop
+    /// weakly, so that the table does not keep every loop it ever saw alive: once the loop is
+    /// gone, its entry is dropped (at a later insertion), and work still submitted through the
+    /// executor is abandoned as after a shutdown.
+    ///
+    /// ## After the loop shut down
+    ///
+    /// A NIO loop that was shut down drops the closures it is given (NIO prints an error and
+    /// releases them). The executor follows the library's late-work policy on top of that:
+    /// - a promise callback aimed at such a loop is abandoned (`PromiseJob.abandon()`): it does not
+    ///   run, and the promise it would have resolved ends cancelled;
+    /// - plain work (``submit(_:)``) is released without running;
+    /// - a timer's work is released without running, and its handle's `cancel()` does nothing.
+    ///   NIO also cancels the timers still pending when the loop shuts down; their work is released
+    ///   unrun.
+    ///
+    /// - Important: On an `EmbeddedEventLoop`, `inEventLoop` is always `true`, so ``isCurrent``
+    ///   is too: that loop belongs to the one thread that drives it.
+    public final class NIOEventLoopExecutor: PromiseExecutor {
+        // Weak: the shared table keeps executors alive, and a strong reference would keep every
+        // loop ever used alive with them. A `weak let` is safe to load from any thread.
+        private weak let weakEventLoop: (any EventLoop)?
+
+        /// The loop's identity, for the shared table (stays valid after the loop is gone).
+        let eventLoopID: ObjectIdentifier
+
+        /// The executor for `eventLoop`, shared by every use of the loop.
+        ///
+        /// The first call for a loop allocates the executor; later calls take a lock and look it up
+        /// (no allocation). Hot code can keep the result, or the context made from it.
+        ///
+        /// - Parameter eventLoop: The loop; any `EventLoop` (`MultiThreadedEventLoopGroup`'s,
+        ///   `EmbeddedEventLoop`, a channel's loop...).
+        /// - Returns: The executor that runs work on `eventLoop`'s thread.
+        public static func shared(for eventLoop: any EventLoop) -> NIOEventLoopExecutor {
+            NIOEventLoopExecutorTable.shared.executor(for: eventLoop)
+        }
+
+        init(_ eventLoop: any EventLoop) {
+            self.weakEventLoop = eventLoop
+            self.eventLoopID = ObjectIdentifier(eventLoop)
+        }
+
+        /// The loop this executor runs work on, or `nil` once the loop has been deallocated.
+        public var eventLoop: (any EventLoop)? {
+            weakEventLoop
+        }
+
+        /// Runs `work` on the loop's thread, soon, with the loop's `execute`.
+        ///
+        /// FIFO with everything else submitted to the loop with `execute`; never synchronously
+        /// inside this call. After the loop shut down, `work` is released without running.
+        public func submit(_ work: @escaping @Sendable () -> Void) {
+            guard let eventLoop = weakEventLoop else { return }
+            eventLoop.execute(work)
+        }
+
+        /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``.
+        ///
+        /// One allocation, as many as the closure form: the job's box is the closure's only
+        /// capture, so it serves as the closure's context. If the loop never runs the closure (it
+        /// was shut down, and NIO dropped it), the box abandons the job when it is released
+        /// (`PromiseJob.abandon()`): the callback does not run and the promise it would have
+        /// resolved ends cancelled.
+        public func submit(job: consuming any PromiseJob) {
+            let box = NIOPromiseJobBox(consume job)
+            guard let eventLoop = weakEventLoop else { return }  // `box` abandons the job.
+            eventLoop.execute { box.run() }
+        }
+
+        /// Runs `work` on the loop's thread once `delay` has passed, as a NIO scheduled callback
+        /// (`scheduleCallback(in:handler:)`).
+        ///
+        /// The deadline is taken when this is called (NIO's `now() + delay`); timers run in
+        /// deadline order, equal deadlines in scheduling order. The returned handle's `cancel()`
+        /// is safe from any thread: once it returns, `work` cannot start, and it is released (on
+        /// the cancelling thread, or on the loop's thread if it is running there). Scheduling on a
+        /// loop that was shut down returns a handle whose work never runs: it is released when NIO drops
+        /// the callback (at once, on the calling thread).
+        public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
+        {
+            let handle = NIOScheduledWork(work)
+            guard let eventLoop = weakEventLoop else {
+                handle.cancel()
+                return handle
+            }
+            do {
+                let callback = try eventLoop.scheduleCallback(in: delay.nioTimeAmount, handler: handle.makeHandler())
+                handle.attach(callback)
+            } catch {
+                // The loop was shut down (NIO throws `EventLoopError.shutdown`).
+                handle.cancel()
+            }
+            return handle
+        }
+
+        /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once
+        /// the loop is gone).
+        public var isCurrent: Bool {
+            weakEventLoop?.inEventLoop ?? false
+        }
+    }
+
+    extension Duration {
+        /// This duration as a NIO `TimeAmount`, in whole nanoseconds, clamped to `Int64`'s range.
+        var nioTimeAmount: TimeAmount {
+            let (seconds, attoseconds) = components
+            let (wholeSeconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            if overflow { return .nanoseconds(seconds < 0 ? .min : .max) }
+            let (sum, sumOverflow) = wholeSeconds.addingReportingOverflow(attoseconds / 1_000_000_000)
+            if sumOverflow { return .nanoseconds(seconds < 0 ? .min : .max) }
+            return .nanoseconds(sum)
+        }
+    }
+#endif
