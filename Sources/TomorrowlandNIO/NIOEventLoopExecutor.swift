@@ -72,6 +72,10 @@
         /// from another thread it is the loop's `execute`. After the loop shut down, `work` is
         /// released without running.
         public func submit(_ work: @escaping @Sendable () -> Void) {
+            if local.isDrainingOnCurrentThread {
+                local.append(.closure(work))
+                return
+            }
             guard let eventLoop = weakEventLoop else { return }
             if eventLoop.inEventLoop {
                 local.append(.closure(work))
@@ -89,6 +93,12 @@
         /// abandoned (`PromiseJob.abandon()`): the callback does not run and the promise it would
         /// have resolved ends cancelled.
         public func submit(job: consuming any PromiseJob) {
+            // Inside this executor's drain (a callback resolving the next promise), the thread is
+            // the loop's: no need to load the weak loop reference.
+            if local.isDrainingOnCurrentThread {
+                local.append(.promiseJob(consume job))
+                return
+            }
             guard let eventLoop = weakEventLoop else {
                 job.abandon()
                 return
@@ -130,7 +140,7 @@
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once
         /// the loop is gone).
         public var isCurrent: Bool {
-            weakEventLoop?.inEventLoop ?? false
+            local.isDrainingOnCurrentThread || (weakEventLoop?.inEventLoop ?? false)
         }
     }
 
