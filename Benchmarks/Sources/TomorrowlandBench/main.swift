@@ -244,13 +244,16 @@ for spec in WorkloadSpec.all where options.only?.contains(spec.id) ?? true {
         row.ours = harness.measure(run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: ours.loopCPUClock)
         row.oursAllocations = harness.allocationsPerUnit(run, unitsPerIteration: spec.unitsPerIteration)
     }
-    if let cached = nioMeasurements[spec.nioID] {
+    // W1i, W2i and W3i reuse NIO's W1, W2 and W3 measured just before; an ours@NIO row measures
+    // NIO again, right after our side, so that both sides of its ratio see the same load.
+    let cacheKey = "\(spec.nioID) \(spec.oursHost)"
+    if let cached = nioMeasurements[cacheKey] {
         (row.nio, row.nioAllocations) = (cached.0, cached.1)
     } else if let run = subjects.nio.workloads[spec.nioID] {
         let measurement = harness.measure(
             run, unitsPerIteration: spec.unitsPerIteration, loopCPUClock: subjects.nio.loopCPUClock)
         let allocations = harness.allocationsPerUnit(run, unitsPerIteration: spec.unitsPerIteration)
-        nioMeasurements[spec.nioID] = (measurement, allocations)
+        nioMeasurements[cacheKey] = (measurement, allocations)
         (row.nio, row.nioAllocations) = (measurement, allocations)
     }
     report.rows.append(row)
