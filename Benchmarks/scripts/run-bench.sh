@@ -14,8 +14,9 @@ table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 instructions=()
-if [ -f "$results/callgrind.md" ]; then instructions=(--instructions "$results/callgrind.md"); fi
-"$binary" "${instructions[@]}" "$@" | tee "$table"
+# Relative to the package folder, so that the table names the file without this checkout's path.
+if [ -f "$results/callgrind.md" ]; then instructions=(--instructions results/callgrind.md); fi
+(cd "$here" && "$binary" "${instructions[@]}" "$@") | tee "$table"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 nio_version="$(sed -n '/swift-nio"/,/version/ s/.*"version" *: *"\([^"]*\)".*/\1/p' "$here/Package.resolved" 2>/dev/null | head -1)"
