@@ -1,0 +1,74 @@
+#if NIO
+    import NIOCore
+    import NIOPosix
+    import Testing
+    import Tomorrowland
+    import TomorrowlandNIO
+
+    /// An actor whose isolation is a NIO loop (NIO's `EventLoop.executor`), as NIO users pin actors.
+    actor LoopPinnedCounter {
+        let eventLoop: any EventLoop
+        private var total = 0
+
+        init(eventLoop: any EventLoop) {
+            self.eventLoop = eventLoop
+        }
+
+        nonisolated var unownedExecutor: UnownedSerialExecutor {
+            eventLoop.executor.asUnownedSerialExecutor()
+        }
+
+        /// Awaits a promise whose callbacks run on the same loop, then checks where it resumed.
+        func add(_ promise: Promise<Int, TestError>) async throws -> (total: Int, resumedOnLoop: Bool) {
+            let value = try await promise.value
+            total += value
+            return (total, eventLoop.inEventLoop)
+        }
+    }
+
+    @Suite("Swift Concurrency on NIO loops")
+    struct NIOConcurrencyTests {
+        @Test func awaitingAPromiseInsideAnActorPinnedToTheLoopResumesOnTheLoop() async throws {
+            try await withNIOLoop { loop in
+                let counter = LoopPinnedCounter(eventLoop: loop)
+                let promise = Promise<Int, TestError>(fulfilled: 20).map(on: .nio(loop)) { $0 + 1 }
+                let first = try await counter.add(promise)
+                let (pending, resolver) = Promise<Int, TestError>.makeWithResolver()
+                let second = Task { try await counter.add(pending.map(on: .nio(loop)) { $0 * 2 }) }
+                loop.execute { resolver.fulfill(with: 10) }
+                let result = try await second.value
+                #expect(first.total == 21 && first.resumedOnLoop)
+                #expect(result.total == 41 && result.resumedOnLoop)
+            }
+        }
+
+        @Test func aTaskAwaitsAPromiseResolvedOnTheLoopAndItsRejection() async throws {
+            try await withNIOLoop { loop in
+                let fulfilled = Promise<Int, TestError>(on: .nio(loop)) { $0.fulfill(with: 1) }
+                let rejected = Promise<Int, TestError>(on: .nio(loop)) { $0.reject(with: TestError(code: 2)) }
+                let received = try await Task { try await fulfilled.value }.value
+                #expect(received == 1)
+                await #expect(throws: TestError(code: 2)) { try await rejected.value }
+            }
+        }
+
+        @Test func cancellingTheAwaitingTaskRequestsCancelOfThePromiseOnTheLoop() async throws {
+            try await withNIOLoop { loop in
+                let cancelledOnLoop = Recorder<Bool>()
+                // The task holds the only handle: a handle kept here would pin the promise, and the
+                // task's cancel request could not propagate.
+                let task = Task {
+                    try await Promise<Int, TestError>(on: .nio(loop)) { resolver in
+                        resolver.onRequestCancel(on: .nio(loop)) { resolver in
+                            cancelledOnLoop.record(loop.inEventLoop)
+                            resolver.cancel()
+                        }
+                    }.value
+                }
+                task.cancel()
+                await #expect(throws: CancellationError.self) { try await task.value }
+                #expect(cancelledOnLoop.values == [true])
+            }
+        }
+    }
+#endif
