@@ -146,7 +146,7 @@ bench: deps
 		echo "make bench: matplotlib unavailable, the chart will be skipped" >&2
 	Benchmarks/scripts/run-bench.sh $(BENCH_ARGS)
 
-# Instructions per unit for W1, W2, W3, W4 and W7 under callgrind (valgrind from apt if missing).
+# Instructions per unit for W1, W2, W3, W4 and W7 (and the ours@NIO rows) under callgrind (valgrind from apt if missing).
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 	cd Benchmarks && $(SWIFT) build -c release

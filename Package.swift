@@ -85,9 +85,17 @@ let package = Package(
                 ),
             ]
         ),
+        // The executor contract (issue 18): one suite, every executor. A regular target that
+        // imports Testing, so that each check compiles once and the test targets of the core, the
+        // loop and the NIO integration run it against their executors with thin @Test wrappers.
+        .target(
+            name: "TomorrowlandExecutorContract",
+            dependencies: ["Tomorrowland"],
+            path: "Tests/ExecutorContract"
+        ),
         .testTarget(
             name: "TomorrowlandTests",
-            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
+            dependencies: ["Tomorrowland", "TomorrowlandTesting", "TomorrowlandExecutorContract"]
         ),
         // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
         // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop
@@ -124,6 +132,7 @@ let package = Package(
                 "TomorrowlandLoop", "Tomorrowland", "CLibevent", "LoopMainQueueProbe", "TerminationSignalsProbe",
                 // The cross-loop equivalence suite runs its scenarios on TestLoop too.
                 "TomorrowlandTesting",
+                "TomorrowlandExecutorContract",
             ]
         ),
         // Random programs of promise operations checked against a reference model of the
@@ -135,7 +144,8 @@ let package = Package(
         .testTarget(
             name: "TomorrowlandNIOTests",
             dependencies: [
-                "TomorrowlandNIO", "Tomorrowland", "TomorrowlandTesting",
+                "TomorrowlandNIO", "Tomorrowland", "TomorrowlandTesting", "TomorrowlandLoop",
+                "TomorrowlandExecutorContract",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),

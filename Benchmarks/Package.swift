@@ -3,10 +3,12 @@ import PackageDescription
 
 // A package of its own, beside the library's, so that users of the library never resolve
 // SwiftNIO: only this package depends on it. `swift build` at the root does not build it.
+// It enables the root's `NIO` trait for the ours@NIO rows: our promises on a NIO `EventLoop`
+// through `TomorrowlandNIO`, against NIO's futures on that same loop.
 let package = Package(
     name: "TomorrowlandBenchmarks",
     dependencies: [
-        .package(name: "Tomorrowland", path: "../"),
+        .package(name: "Tomorrowland", path: "../", traits: ["NIO"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
@@ -18,6 +20,7 @@ let package = Package(
                 "CBenchSupport",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandNIO", package: "Tomorrowland"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

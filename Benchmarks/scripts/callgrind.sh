@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per unit for W1, W2, W3, W4 and W7 (and our .immediate variants of W1, W2 and W3), for
-# both libraries, with callgrind: two runs of different length, (Ir(N2) - Ir(N1)) / extra units,
+# Instructions per unit for W1, W2, W3, W4 and W7 (and our .immediate variants of W1, W2 and W3, and
+# the ours@NIO rows W1@NIO ... W7@NIO: our promises on NIO's loop), for both libraries, with callgrind: two runs of different length, (Ir(N2) - Ir(N1)) / extra units,
 # so start-up and the warm-up iteration cancel out. Instruction counts do not depend on the
 # machine's load.
 set -euo pipefail
@@ -57,5 +57,10 @@ W4 nio 5 25 1000
 W4 ours 5 25 1000
 W7 nio 20 120 1000
 W7 ours 20 120 1000
+W1@NIO ours 20 120 1000
+W2@NIO ours 20 120 1000
+W3@NIO ours 1 3 100000
+W4@NIO ours 5 25 1000
+W7@NIO ours 20 120 1000
 RUNS
 echo "wrote $output"

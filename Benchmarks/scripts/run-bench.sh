@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmark binary (already built in release), writes results/latest.md with the date,
-# machine and toolchain above the table, and draws results/latest.png from it.
+# machine and toolchain above the table, and draws results/latest.png from it. The table gets a
+# column of callgrind's instructions per unit from results/callgrind.md when that file exists
+# (`make bench-callgrind` writes it).
 # Usage: run-bench.sh [arguments for TomorrowlandBench, e.g. --only W1,W3]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,7 +13,10 @@ mkdir -p "$results"
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-"$binary" "$@" | tee "$table"
+instructions=()
+# Relative to the package folder, so that the table names the file without this checkout's path.
+if [ -f "$results/callgrind.md" ]; then instructions=(--instructions results/callgrind.md); fi
+(cd "$here" && "$binary" "${instructions[@]}" "$@") | tee "$table"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 nio_version="$(sed -n '/swift-nio"/,/version/ s/.*"version" *: *"\([^"]*\)".*/\1/p' "$here/Package.resolved" 2>/dev/null | head -1)"

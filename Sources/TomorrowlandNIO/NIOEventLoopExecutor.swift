@@ -5,8 +5,10 @@
     /// Runs promise work on a SwiftNIO `EventLoop`: the executor behind
     /// ``Tomorrowland/PromiseContext/nio(_:)``.
     ///
-    /// Work runs with the loop's `execute`, in submission order, never synchronously inside the call
-    /// that submits it (not even on the loop's own thread); timers are the loop's own scheduled
+    /// Work runs on the loop's thread, in submission order, never synchronously inside the call
+    /// that submits it (not even on the loop's own thread): from another thread through the loop's
+    /// `execute`, from the loop's own thread through a local FIFO that one NIO task drains in
+    /// batches (``NIOLoopLocalQueue``: a callback hop costs no NIO task); timers are the loop's own scheduled
     /// callbacks (`scheduleCallback(in:handler:)`), so `timeout` and `delay` run on the loop's
     /// clock. Every closure this executor is given runs on the loop's thread.
     ///
@@ -49,9 +51,13 @@
             NIOEventLoopExecutorTable.shared.executor(for: eventLoop)
         }
 
+        /// Work submitted on the loop's own thread, drained in batches by one NIO task each.
+        private let local: NIOLoopLocalQueue
+
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop
             self.eventLoopID = ObjectIdentifier(eventLoop)
+            self.local = NIOLoopLocalQueue(eventLoop: eventLoop)
         }
 
         /// The loop this executor runs work on, or `nil` once the loop has been deallocated.
@@ -59,25 +65,49 @@
             weakEventLoop
         }
 
-        /// Runs `work` on the loop's thread, soon, with the loop's `execute`.
+        /// Runs `work` on the loop's thread, soon, never synchronously inside this call.
         ///
-        /// FIFO with everything else submitted to the loop with `execute`; never synchronously
-        /// inside this call. After the loop shut down, `work` is released without running.
+        /// From the loop's own thread, `work` joins the executor's local FIFO, which one NIO task
+        /// drains (see ``NIOLoopLocalQueue``: in submission order, up to 1024 items per NIO task);
+        /// from another thread it is the loop's `execute`. After the loop shut down, `work` is
+        /// released without running.
         public func submit(_ work: @escaping @Sendable () -> Void) {
+            if local.isDrainingOnCurrentThread {
+                local.append(.closure(work))
+                return
+            }
             guard let eventLoop = weakEventLoop else { return }
-            eventLoop.execute(work)
+            if eventLoop.inEventLoop {
+                local.append(.closure(work))
+            } else {
+                eventLoop.execute(work)
+            }
         }
 
         /// Runs a promise callback on the loop's thread, soon, like ``submit(_:)``.
         ///
-        /// One allocation, as many as the closure form: the job's box is the closure's only
-        /// capture, so it serves as the closure's context. If the loop never runs the closure (it
-        /// was shut down, and NIO dropped it), the box abandons the job when it is released
-        /// (`PromiseJob.abandon()`): the callback does not run and the promise it would have
-        /// resolved ends cancelled.
+        /// From the loop's own thread the job joins the local FIFO as it is (no allocation). From
+        /// another thread it goes through the loop's `execute` in a box, one allocation: the box is
+        /// the closure's only capture, so it serves as the closure's context. If the loop never
+        /// runs the job (it was shut down, and NIO dropped the closure or the drain), the job is
+        /// abandoned (`PromiseJob.abandon()`): the callback does not run and the promise it would
+        /// have resolved ends cancelled.
         public func submit(job: consuming any PromiseJob) {
+            // Inside this executor's drain (a callback resolving the next promise), the thread is
+            // the loop's: no need to load the weak loop reference.
+            if local.isDrainingOnCurrentThread {
+                local.append(.promiseJob(consume job))
+                return
+            }
+            guard let eventLoop = weakEventLoop else {
+                job.abandon()
+                return
+            }
+            if eventLoop.inEventLoop {
+                local.append(.promiseJob(consume job))
+                return
+            }
             let box = NIOPromiseJobBox(consume job)
-            guard let eventLoop = weakEventLoop else { return }  // `box` abandons the job.
             eventLoop.execute { box.run() }
         }
 
@@ -110,7 +140,7 @@
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once
         /// the loop is gone).
         public var isCurrent: Bool {
-            weakEventLoop?.inEventLoop ?? false
+            local.isDrainingOnCurrentThread || (weakEventLoop?.inEventLoop ?? false)
         }
     }
 

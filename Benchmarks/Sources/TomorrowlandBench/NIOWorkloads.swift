@@ -2,13 +2,32 @@ import CBenchSupport
 import NIOCore
 import NIOPosix
 
+/// The one NIO loop of a run: a one-thread `MultiThreadedEventLoopGroup`, shared by NIO's side
+/// and by our ours@NIO rows, so that both run on the same loop and thread.
+final class NIOLoopThread: Sendable {
+    let group: MultiThreadedEventLoopGroup
+    let loop: any EventLoop
+    /// The CPU-time clock of the loop's thread.
+    let cpuClock: clockid_t
+
+    init() {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        loop = group.next()
+        cpuClock = try! loop.submit { cbench_current_thread_cpu_clock() }.wait()
+    }
+
+    /// Stops the loop thread; call once, after every library that uses the loop is done.
+    func shutdown() {
+        try! group.syncShutdownGracefully()
+    }
+}
+
 /// SwiftNIO's side of every workload, exactly as notes/benchmarks.md writes it, on a one-thread
 /// `MultiThreadedEventLoopGroup`.
 enum NIOWorkloads {
-    static func make() -> LibraryUnderTest {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let clock = try! loop.submit { cbench_current_thread_cpu_clock() }.wait()
+    static func make(on nioLoop: NIOLoopThread) -> LibraryUnderTest {
+        let loop = nioLoop.loop
+        let clock = nioLoop.cpuClock
         let counter = Counter()
 
         /// Runs `body` on the loop and blocks the bench thread until it calls its argument.
@@ -175,7 +194,8 @@ enum NIOWorkloads {
             name: "SwiftNIO",
             loopCPUClock: clock,
             workloads: workloads,
-            shutdown: { try! group.syncShutdownGracefully() },
+            // The loop belongs to the `NIOLoopThread`, which the caller shuts down.
+            shutdown: {},
             measurePendingPromiseMemory: { count in
                 counter.reset()
                 let figures = try! loop.submit { () -> MemoryFigures in

@@ -60,8 +60,9 @@ struct LibraryUnderTest {
     let workloads: [String: Run]
     /// Stops the loop thread.
     let shutdown: () -> Void
-    /// M1, which must run on a fresh heap, so it is called only in a process of its own.
-    let measurePendingPromiseMemory: (_ count: Int) -> MemoryFigures
+    /// M1, which must run on a fresh heap, so it is called only in a process of its own; nil
+    /// for a library that does not measure it (ours@NIO: M1 does not depend on the loop).
+    let measurePendingPromiseMemory: ((_ count: Int) -> MemoryFigures)?
 }
 
 /// Bytes per pending promise, from RSS and from malloc's own accounting.

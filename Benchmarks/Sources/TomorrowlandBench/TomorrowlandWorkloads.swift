@@ -4,15 +4,8 @@ import Tomorrowland
 import TomorrowlandLoop
 
 /// Tomorrowland's side of every workload: the same shapes as NIO's, written with Tomorrowland's
-/// API on `.loop(loop)` contexts, on an `EventLoop` that runs on a thread of its own.
-///
-/// Two differences of shape, both forced by our callbacks being asynchronous on `.loop(loop)`
-/// (they run from the loop's local FIFO after the current task, never inside `fulfill`):
-/// - A chain (or round) is complete only when its last callback has run, so the next chain is
-///   started from that callback (as NIO's W4 does), not from a `for` loop. Otherwise every
-///   iteration's chain would be pending at once and the run would measure a huge working set.
-/// - The tail of a chain is kept by the driver until it resolves, as a waiting user would keep
-///   it; dropping a pending promise's last handle is a cancellation request in Tomorrowland.
+/// API on `.loop(loop)` contexts, on an `EventLoop` that runs on a thread of its own. W1, W2, W3,
+/// W4 and W7 are ``PromiseWorkloads``, shared with the ours@NIO rows.
 ///
 /// W1i, W2i and W3i run the W1, W2 and W3 shapes on `.immediate`, which is what NIO's synchronous
 /// callbacks do: these rows compare the promise machinery without the loop hop.
@@ -29,9 +22,7 @@ enum TomorrowlandWorkloads {
 
         /// Runs `body` on the loop and blocks the bench thread until it calls its argument.
         @Sendable func onLoop(_ body: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void) {
-            let gate = Gate()
-            loop.execute { body { gate.open() } }
-            gate.wait()
+            loop.runAndWait(body)
         }
 
         let clockSlot = Slot<clockid_t>()
@@ -41,29 +32,7 @@ enum TomorrowlandWorkloads {
         }
         let context = PromiseContext.loop(loop)
         let counter = Counter()
-        var workloads: [String: LibraryUnderTest.Run] = [:]
-
-        workloads["W1"] = { iterations in
-            counter.reset()
-            let chains = Chains(remaining: iterations)
-            let tail = Slot<Promise<Int, Never>>()
-            onLoop { done in
-                @Sendable func startChain() {
-                    let (head, resolver) = Promise<Int, Never>.makeWithResolver()
-                    var promise = head
-                    for _ in 0..<1000 { promise = promise.map(on: context) { $0 &+ 1 } }
-                    promise.tap(on: context) { result in
-                        counter.add(result.value ?? 0)
-                        tail.value = nil
-                        if chains.next() { startChain() } else { done() }
-                    }
-                    tail.value = promise
-                    resolver.fulfill(with: 0)
-                }
-                startChain()
-            }
-            check(counter.count == iterations * 1000, "W1 ours: \(counter.count) != \(iterations * 1000)")
-        }
+        var workloads = PromiseWorkloads.make(loop: loop, context: context, counter: counter, label: "ours")
 
         workloads["W1i"] = { iterations in
             counter.reset()
@@ -80,27 +49,6 @@ enum TomorrowlandWorkloads {
             check(counter.count == iterations * 1000, "W1i ours: \(counter.count) != \(iterations * 1000)")
         }
 
-        // `tap`, not `then`: like NIO's `whenSuccess` it registers a callback without making a
-        // new promise (it returns the receiver), so both sides pay for the same thing.
-        workloads["W2"] = { iterations in
-            counter.reset()
-            let rounds = Chains(remaining: iterations)
-            onLoop { done in
-                @Sendable func startRound() {
-                    let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
-                    for _ in 0..<999 { promise.tap(on: context) { counter.add($0.value ?? 0) } }
-                    // Callbacks run in registration order: the last one ends the round.
-                    promise.tap(on: context) { result in
-                        counter.add(result.value ?? 0)
-                        if rounds.next() { startRound() } else { done() }
-                    }
-                    resolver.fulfill(with: 1)
-                }
-                startRound()
-            }
-            check(counter.count == iterations * 1000, "W2 ours: \(counter.count) != \(iterations * 1000)")
-        }
-
         workloads["W2i"] = { iterations in
             counter.reset()
             onLoop { done in
@@ -112,30 +60,6 @@ enum TomorrowlandWorkloads {
                 done()
             }
             check(counter.count == iterations * 1000, "W2i ours: \(counter.count) != \(iterations * 1000)")
-        }
-
-        workloads["W3"] = { iterations in
-            counter.reset()
-            let rounds = Chains(remaining: iterations)
-            onLoop { done in
-                @Sendable func startRound() {
-                    for i in 0..<100_000 {
-                        let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
-                        if i == 99_999 {
-                            // Callbacks reach the loop's FIFO in resolution order: this one runs last.
-                            promise.tap(on: context) { _ in
-                                counter.add(1)
-                                if rounds.next() { startRound() } else { done() }
-                            }
-                        } else {
-                            promise.tap(on: context) { _ in counter.add(1) }
-                        }
-                        resolver.fulfill(with: i)
-                    }
-                }
-                startRound()
-            }
-            check(counter.count == iterations * 100_000, "W3 ours: \(counter.count) != \(iterations * 100_000)")
         }
 
         workloads["W3i"] = { iterations in
@@ -151,36 +75,6 @@ enum TomorrowlandWorkloads {
                 done()
             }
             check(counter.count == iterations * 100_000, "W3i ours: \(counter.count) != \(iterations * 100_000)")
-        }
-
-        workloads["W4"] = { iterations in
-            counter.reset()
-            let chains = Chains(remaining: iterations)
-            let tail = Slot<Promise<Int, Never>>()
-            onLoop { done in
-                @Sendable func startChain() {
-                    let (head, resolver) = Promise<Int, Never>.makeWithResolver()
-                    var promise = head
-                    for _ in 0..<1000 {
-                        promise = promise.flatMap(on: context) { value in
-                            let (link, linkResolver) = Promise<Int, Never>.makeWithResolver()
-                            loop.execute { linkResolver.fulfill(with: value &+ 1) }
-                            return link
-                        }
-                    }
-                    promise.tap(on: context) { result in
-                        let value = result.value ?? -1
-                        check(value == 1000, "W4 ours: chain ended with \(value)")
-                        counter.add(value)
-                        tail.value = nil
-                        if chains.next() { startChain() } else { done() }
-                    }
-                    tail.value = promise
-                    resolver.fulfill(with: 0)
-                }
-                startChain()
-            }
-            check(counter.count == iterations * 1000, "W4 ours: \(counter.count) != \(iterations * 1000)")
         }
 
         func timerInsertCancel(timers: Int, reverse: Bool) -> LibraryUnderTest.Run {
@@ -246,35 +140,6 @@ enum TomorrowlandWorkloads {
             check(seen.value == total, "W6 ours: \(seen.value ?? -1) != \(total)")
         }
 
-        workloads["W7"] = { iterations in
-            counter.reset()
-            let rounds = Chains(remaining: iterations)
-            let inputs = Inputs()
-            onLoop { done in
-                @Sendable func startRound() {
-                    for _ in 0..<1000 {
-                        let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
-                        inputs.promises.append(promise)
-                        inputs.resolvers.append(resolver)
-                    }
-                    // `when(fulfilled:)` delivers on a Dispatch global queue (API.md I3); the
-                    // tap brings the result back to the loop, where the next round starts.
-                    let all = when(fulfilled: inputs.promises)
-                    inputs.all = all
-                    all.tap(on: context) { result in
-                        counter.add(result.value?.count ?? 0)
-                        inputs.all = nil
-                        if rounds.next() { startRound() } else { done() }
-                    }
-                    for resolver in inputs.resolvers { resolver.fulfill(with: 1) }
-                    inputs.promises.removeAll(keepingCapacity: true)
-                    inputs.resolvers.removeAll(keepingCapacity: true)
-                }
-                startRound()
-            }
-            check(counter.count == iterations * 1000, "W7 ours: \(counter.count) != \(iterations * 1000)")
-        }
-
         return LibraryUnderTest(
             name: "Tomorrowland",
             loopCPUClock: clockSlot.value!,
@@ -315,6 +180,12 @@ enum TomorrowlandWorkloads {
                 check(counter.count == count, "M1 ours: \(counter.count) != \(count)")
                 return figures.value!
             })
+    }
+}
+
+extension EventLoop: WorkloadLoop {
+    func enqueueTask(_ work: @escaping @Sendable () -> Void) {
+        execute(work)
     }
 }
 

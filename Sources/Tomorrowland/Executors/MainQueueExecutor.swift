@@ -38,9 +38,11 @@ public final class MainQueueExecutor: PromiseExecutor {
 
     /// Runs `work` on the main queue once `delay` has passed.
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
-        let item = DispatchWorkItem { MainQueueExecutor.runPass(first: work) }
-        DispatchQueue.main.asyncAfter(deadline: .now() + delay.dispatchInterval, execute: item)
-        return DispatchScheduledWork(item: item)
+        let scheduled = DispatchScheduledWork(work)
+        DispatchQueue.main.asyncAfter(deadline: .now() + delay.dispatchInterval) {
+            MainQueueExecutor.runPass(first: scheduled.run)
+        }
+        return scheduled
     }
 
     /// True on the main thread while it runs a `.main` block.

@@ -22,10 +22,11 @@ public final class OperationQueueExecutor: PromiseExecutor, @unchecked Sendable 
     /// queue; the operation is enqueued when it fires).
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         let executor = self
-        let item = DispatchWorkItem { executor.submit(work) }
-        DispatchQueue.global(qos: .userInitiated).asyncAfter(
-            deadline: .now() + delay.dispatchInterval, execute: item)
-        return DispatchScheduledWork(item: item)
+        let scheduled = DispatchScheduledWork(work)
+        DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + delay.dispatchInterval) {
+            executor.submit(scheduled.run)
+        }
+        return scheduled
     }
 
     /// True while the calling thread runs work this library added to the same queue.
