@@ -111,7 +111,7 @@ DOCC_FLAGS ?=
 
 docs: deps
 	$(SWIFT) package $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
-		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting \
+		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandNIO \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
 
