@@ -8,15 +8,6 @@ import Tomorrowland
 
 @Suite("EventLoop")
 struct EventLoopTests {
-    @Test func workSubmittedFromAnotherThreadRunsInFIFOOrder() {
-        let loop = EventLoop()
-        let log = Recorder<Int>()
-        for index in 0..<1000 { loop.execute { log.record(index) } }
-        loop.runUntilIdle()
-        #expect(log.values == Array(0..<1000))
-        loop.shutdown()
-    }
-
     @Test func workSubmittedOnTheLoopRunsAfterTheCurrentTaskNeverReentrantly() {
         let loop = EventLoop()
         let log = Recorder<String>()

@@ -8,22 +8,6 @@ import Tomorrowland
 
 @Suite("EventLoop timers")
 struct EventLoopTimerTests {
-    @Test func timersFireInDeadlineOrder() {
-        let loop = EventLoop()
-        let log = Recorder<String>()
-        _ = loop.schedule(after: .milliseconds(30)) {
-            log.record("30 ms")
-            loop.stop()
-        }
-        _ = loop.schedule(after: .milliseconds(10)) { log.record("10 ms") }
-        _ = loop.schedule(after: .milliseconds(20)) { log.record("20 ms") }
-        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
-        loop.run()
-        safety.cancel()
-        #expect(log.values == ["10 ms", "20 ms", "30 ms"])
-        loop.shutdown()
-    }
-
     @Test func timersWithEqualDeadlinesFireInSchedulingOrder() {
         // libevent fires equal deadlines in no fixed order; the loop's own heap must not.
         let loop = EventLoop()
