@@ -23,6 +23,19 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     ///
     /// `job` is `consuming`: an executor that stores it takes over the caller's reference
     /// instead of retaining it once more.
+    ///
+    /// An executor written outside this library implements it well in one of two ways:
+    /// - it keeps its own queue of jobs (an array or ring buffer of `any PromiseJob`) and calls
+    ///   ``PromiseJob/run()`` on each from its thread, which costs no allocation per callback;
+    /// - or, on top of a closure-based runner (a NIO loop's `execute`), it wraps the job in one small
+    ///   final class whose `deinit` calls ``PromiseJob/abandon()`` unless the job ran, and
+    ///   submits a closure that captures only that object (so the object is the closure's
+    ///   context: one allocation, as the closure form, and a runner that drops the closure
+    ///   unrun still settles the job). `TomorrowlandNIO`'s executor does both.
+    ///
+    /// Either way, call exactly one of `run()` and `abandon()` per job. Keeping the default
+    /// implementation is also correct, except that a runner that drops the closure unrun leaves
+    /// the callback's promise pending instead of cancelled.
     func submit(job: consuming any PromiseJob)
 
     /// Runs `work` on this executor once `delay` has passed on the executor's own clock.
@@ -63,8 +76,9 @@ extension PromiseExecutor {
 
 /// A unit of promise work handed to an executor with ``PromiseExecutor/submit(job:)``.
 ///
-/// Only the promise core creates jobs. An executor calls exactly one of ``run()`` and
-/// ``abandon()`` on each job it is given, once, and then drops it.
+/// Only the promise core creates jobs; executors, including ones written outside this library,
+/// receive them (see ``PromiseExecutor/submit(job:)`` for how to implement it). An executor calls
+/// exactly one of ``run()`` and ``abandon()`` on each job it is given, once, and then drops it.
 public protocol PromiseJob: AnyObject, Sendable {
     /// Runs the job, on the executor's thread. Call exactly once, and never together with
     /// ``abandon()``.
