@@ -498,4 +498,25 @@ struct SchedulingCoreTests {
         #expect(Duration(schedulingNanoseconds: .max).schedulingNanoseconds == .max)
         #expect(Duration(schedulingNanoseconds: 3_000_000_007) == .seconds(3) + .nanoseconds(7))
     }
+
+    @Test func durationsConvertExactlyAtTheEdgesOfTheNanosecondRange() {
+        // UInt64.max nanoseconds is 18446744073.709551615 s: the largest exact value, then
+        // saturation from the first attosecond past it.
+        let largest = Duration(secondsComponent: 18_446_744_073, attosecondsComponent: 709_551_615_000_000_000)
+        #expect(largest.schedulingNanoseconds == .max)
+        #expect((largest - .nanoseconds(1)).schedulingNanoseconds == UInt64.max - 1)
+        #expect(
+            (largest - .nanoseconds(1) + Duration(secondsComponent: 0, attosecondsComponent: 1)).schedulingNanoseconds
+                == .max)
+        #expect((largest + Duration(secondsComponent: 0, attosecondsComponent: 1)).schedulingNanoseconds == .max)
+        #expect((largest + .nanoseconds(1)).schedulingNanoseconds == .max)
+        // Rounding up, and a delay of an hour (W5's) on the path every timer takes.
+        #expect(Duration.seconds(Int64.min).schedulingNanoseconds == 0)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 999_999_999).schedulingNanoseconds == 1)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1_000_000_000).schedulingNanoseconds == 1)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1_000_000_001).schedulingNanoseconds == 2)
+        #expect(Duration.seconds(3_600).schedulingNanoseconds == 3_600_000_000_000)
+        #expect((Duration.seconds(3_600) + .nanoseconds(5)).schedulingNanoseconds == 3_600_000_000_005)
+        #expect(Duration.nanoseconds(Int64.max).schedulingNanoseconds == UInt64(Int64.max))
+    }
 }
