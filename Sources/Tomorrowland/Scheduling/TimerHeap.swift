@@ -74,6 +74,8 @@ struct TimerHeap: ~Copyable {
     private var runLast = Slot.none
     /// The number of timers in the run.
     private var runCount = 0
+    /// The number of pending timers, in the run and in the heap.
+    private(set) var count = 0
 
     private var slots: UnsafeMutablePointer<Slot>
     private var slotCapacity: Int
@@ -95,20 +97,17 @@ struct TimerHeap: ~Copyable {
         heap.deallocate()
     }
 
-    /// The number of pending timers.
-    var count: Int { heapCount + runCount }
-
-    var isEmpty: Bool { heapCount == 0 && runCount == 0 }
+    var isEmpty: Bool { count == 0 }
 
     /// The key of the earliest timer, if any.
     var minKey: (deadline: UInt64, sequence: UInt64)? {
+        // One test for the common case of a loop with no timer (every hop asks).
+        guard count > 0 else { return nil }
         if runCount > 0 {
             let first = slots + Int(runFirst)
             if heapCount == 0 || !heap.pointee.precedes(deadline: first.pointee.deadline, first.pointee.sequence) {
                 return (first.pointee.deadline, first.pointee.sequence)
             }
-        } else if heapCount == 0 {
-            return nil
         }
         return (heap.pointee.deadline, heap.pointee.sequence)
     }
@@ -257,6 +256,7 @@ struct TimerHeap: ~Copyable {
     // MARK: - Slots
 
     private mutating func allocateSlot(_ work: LoopWork, sequence: UInt64) -> UInt32 {
+        count += 1
         if firstFreeSlot >= 0 {
             let index = firstFreeSlot
             let slot = slots + index
@@ -278,6 +278,7 @@ struct TimerHeap: ~Copyable {
     private mutating func freeSlot(_ index: Int) -> LoopWork {
         let slot = slots + index
         let work = slot.pointee.work.take()!
+        count -= 1
         slot.pointee.link = -firstFreeSlot - 2
         firstFreeSlot = index
         return work
