@@ -16,9 +16,10 @@
 /// Two buffers:
 /// - the heap itself holds small trivial entries (deadline, sequence, slot number), so a sift step
 ///   compares in place and moves 24 bytes with no retain/release;
-/// - the slots hold each timer's work and its current position in the heap. A slot number stays
-///   valid while the timer is pending, which is what makes cancelling O(log n): the slot says
-///   where the entry is, no search needed. Freed slots go on a free list and are reused.
+/// - the slots hold each timer's work and where it is: its entry's index in the heap, or its
+///   neighbours in the run and its deadline. A slot number stays valid while the timer is
+///   pending, which is what makes cancelling O(1) or O(log n): the slot says where the timer is,
+///   no search needed. Freed slots go on a free list and are reused.
 ///
 /// A slot is reused only for a timer with a new sequence number, so (slot, sequence) names one
 /// timer forever: removing with a stale pair finds a different sequence and does nothing.
