@@ -395,6 +395,92 @@ struct SchedulingCoreTests {
         #expect(core.nextLook(notAfter: .max) == nil)
     }
 
+    @Test func timersScheduledInKeyOrderAndOutOfItFireInOneMergedOrder() {
+        // Nondecreasing deadlines join the sorted run in front of the heap, earlier ones go to the
+        // heap; cancels hit the run's first, last and middle timers and the heap's.
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = EventLog()
+        var ids: [String: SchedulingCore.TimerID] = [:]
+        for (label, deadline) in [
+            ("a", 10), ("b", 10), ("c", 20), ("d", 5), ("e", 20), ("f", 15), ("g", 30), ("h", 1), ("i", 30),
+            ("j", 25), ("k", 40),
+        ] as [(String, UInt64)] {
+            ids[label] = core.schedule(at: deadline, .closure { log.record(label) })
+        }
+        for label in ["a", "k", "e", "d"] { #expect(core.cancel(ids[label]!) != nil) }
+        #expect(core.timerCount == 7)
+        #expect(core.nextTimerDeadline == 1)
+        // Scheduled after the cancels: the run's last timer is now "i" (30).
+        _ = core.schedule(at: 30, .closure { log.record("l") })
+        _ = core.schedule(at: 12, .closure { log.record("m") })
+        drain(core, until: 40)
+        #expect(log.events == ["h", "b", "m", "f", "c", "j", "g", "i", "l"])
+        #expect(core.isEmpty)
+    }
+
+    @Test func timeoutShapedSchedulesCancelsAndPopsMatchAReferenceModel() {
+        // What a server's timers look like: a few fixed delays counted from a moving clock (mostly
+        // nondecreasing deadlines, with ties inside a round), cancelled mostly oldest first, some
+        // anywhere, some firing; run and heap both hold timers and both hand out the minimum.
+        var generator = SplitMix64(state: 18)
+        let core = SchedulingCore()
+        let log = EventLog()
+        let delays: [UInt64] = [1_000, 1_000, 1_000, 5_000, 300]
+        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var order = 0
+        var popped = 0
+        for _ in 0..<30_000 {
+            switch Int.random(in: 0..<20, using: &generator) {
+            case 0..<10:
+                let delay = delays[Int.random(in: 0..<delays.count, using: &generator)]
+                let id = core.schedule(at: core.deadline(after: delay), .closure { [order] in log.record("\(order)") })
+                model.append((core.currentTime + delay, order, id))
+                order += 1
+            case 10..<15:
+                guard !model.isEmpty else { continue }
+                #expect(core.cancel(model.removeFirst().id) != nil)
+            case 15..<18:
+                guard !model.isEmpty else { continue }
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                #expect(core.cancel(victim.id) != nil)
+            default:
+                let target = core.currentTime + UInt64.random(in: 0..<400, using: &generator)
+                let due = model.filter { $0.deadline <= target }
+                    .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+                var handedOut: [UInt64] = []
+                let logged = log.events.count
+                while let look = core.nextLook(notAfter: target) {
+                    core.beginRound(at: look)
+                    while let work = core.nextInRound() {
+                        handedOut.append(core.currentTime)
+                        run(work)
+                    }
+                }
+                core.advanceIdle(to: target)
+                #expect(handedOut == due.map(\.deadline))
+                #expect(Array(log.events[logged...]) == due.map { "\($0.order)" })
+                for expected in due { #expect(core.cancel(expected.id) == nil) }
+                popped += due.count
+                model.removeAll { $0.deadline <= target }
+            }
+            #expect(core.timerCount == model.count)
+            #expect(core.nextTimerDeadline == model.map(\.deadline).min())
+        }
+        #expect(popped > 1_000)
+        let remaining = model.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+        var handedOut = 0
+        while let look = core.nextLook(notAfter: .max) {
+            core.beginRound(at: look)
+            while let work = core.nextInRound() {
+                #expect(core.currentTime == remaining[handedOut].deadline)
+                run(work)
+                #expect(log.events.last == "\(remaining[handedOut].order)")
+                handedOut += 1
+            }
+        }
+        #expect(handedOut == remaining.count)
+    }
+
     @Test func aBudgetedRoundStopsEarlyAndTheNextRoundKeepsTheSameOrder() {
         nonisolated(unsafe) let budgeted = SchedulingCore()
         nonisolated(unsafe) let unbudgeted = SchedulingCore()
@@ -497,5 +583,26 @@ struct SchedulingCoreTests {
         #expect(Duration.seconds(Int64.max).schedulingNanoseconds == .max)
         #expect(Duration(schedulingNanoseconds: .max).schedulingNanoseconds == .max)
         #expect(Duration(schedulingNanoseconds: 3_000_000_007) == .seconds(3) + .nanoseconds(7))
+    }
+
+    @Test func durationsConvertExactlyAtTheEdgesOfTheNanosecondRange() {
+        // UInt64.max nanoseconds is 18446744073.709551615 s: the largest exact value, then
+        // saturation from the first attosecond past it.
+        let largest = Duration(secondsComponent: 18_446_744_073, attosecondsComponent: 709_551_615_000_000_000)
+        #expect(largest.schedulingNanoseconds == .max)
+        #expect((largest - .nanoseconds(1)).schedulingNanoseconds == UInt64.max - 1)
+        #expect(
+            (largest - .nanoseconds(1) + Duration(secondsComponent: 0, attosecondsComponent: 1)).schedulingNanoseconds
+                == .max)
+        #expect((largest + Duration(secondsComponent: 0, attosecondsComponent: 1)).schedulingNanoseconds == .max)
+        #expect((largest + .nanoseconds(1)).schedulingNanoseconds == .max)
+        // Rounding up, and a delay of an hour (W5's) on the path every timer takes.
+        #expect(Duration.seconds(Int64.min).schedulingNanoseconds == 0)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 999_999_999).schedulingNanoseconds == 1)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1_000_000_000).schedulingNanoseconds == 1)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 1_000_000_001).schedulingNanoseconds == 2)
+        #expect(Duration.seconds(3_600).schedulingNanoseconds == 3_600_000_000_000)
+        #expect((Duration.seconds(3_600) + .nanoseconds(5)).schedulingNanoseconds == 3_600_000_000_005)
+        #expect(Duration.nanoseconds(Int64.max).schedulingNanoseconds == UInt64(Int64.max))
     }
 }

@@ -49,8 +49,9 @@
 /// ## Cost
 ///
 /// Queueing ready work is O(1) amortised. Scheduling and cancelling a timer are O(log n) with no
-/// search: a timer's ``TimerID`` names a slot that knows the timer's place in the heap. Cancelled
-/// timers leave the heap at once and their work is handed back to be released (no lazy deletion).
+/// search, and O(1) for timers scheduled in key order (equal delays, or growing ones, such as
+/// timeouts): a timer's ``TimerID`` names a slot that knows the timer's place. Cancelled timers
+/// leave at once and their work is handed back to be released (no lazy deletion).
 ///
 /// - Important: Not thread-safe. One thread owns a core at a time (a loop's own thread); the
 ///   owner adds whatever queue or lock it needs for calls from other threads, and must not hold

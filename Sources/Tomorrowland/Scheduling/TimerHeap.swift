@@ -1,12 +1,25 @@
-/// A binary min-heap of timers ordered by (deadline, sequence), with O(log n) removal of any
-/// timer through a stable slot, in the manner of libevent's `min_heap_idx`.
+/// The pending timers ordered by (deadline, sequence): a sorted run in front of a binary min-heap,
+/// with removal of any timer through a stable slot (O(1) in the run, O(log n) in the heap, in the
+/// manner of libevent's `min_heap_idx`).
+///
+/// **The run.** A timer whose key is not below the key of the run's last timer joins the run, a
+/// doubly linked list through the slots, in O(1); any other timer goes to the heap. The run is
+/// therefore sorted, its first timer is its minimum, and the earliest timer of all is the earlier
+/// of the run's first and the heap's root. This is the common shape of a loop's timers: timeouts
+/// with one delay, scheduled one after the other, have nondecreasing deadlines, and equal delays
+/// scheduled in one round share one deadline and differ only by sequence (libevent's "common
+/// timeouts" serve the same shape with one list per delay). For them scheduling, cancelling and
+/// firing are O(1) and never compare keys in a sift. Measured with callgrind on W5 (100k timers
+/// with one deadline, then each cancelled): the heap spent about 510 instructions a cancel in
+/// `siftDown`, every comparison falling through to the sequence.
 ///
 /// Two buffers:
 /// - the heap itself holds small trivial entries (deadline, sequence, slot number), so a sift step
 ///   compares in place and moves 24 bytes with no retain/release;
-/// - the slots hold each timer's work and its current position in the heap. A slot number stays
-///   valid while the timer is pending, which is what makes cancelling O(log n): the slot says
-///   where the entry is, no search needed. Freed slots go on a free list and are reused.
+/// - the slots hold each timer's work and where it is: its entry's index in the heap, or its
+///   neighbours in the run and its deadline. A slot number stays valid while the timer is
+///   pending, which is what makes cancelling O(1) or O(log n): the slot says where the timer is,
+///   no search needed. Freed slots go on a free list and are reused.
 ///
 /// A slot is reused only for a timer with a new sequence number, so (slot, sequence) names one
 /// timer forever: removing with a stale pair finds a different sequence and does nothing.
@@ -23,6 +36,12 @@ struct TimerHeap: ~Copyable {
         func precedes(_ other: Entry) -> Bool {
             deadline < other.deadline || (deadline == other.deadline && sequence < other.sequence)
         }
+
+        /// Whether this entry's key is below (`deadline`, `sequence`).
+        @inline(__always)
+        func precedes(deadline otherDeadline: UInt64, _ otherSequence: UInt64) -> Bool {
+            deadline < otherDeadline || (deadline == otherDeadline && sequence < otherSequence)
+        }
     }
 
     struct Slot {
@@ -30,14 +49,33 @@ struct TimerHeap: ~Copyable {
         var work: LoopWork?
         /// The sequence number of the timer in this slot (of the last one, when free).
         var sequence: UInt64
-        /// The entry's index in the heap while the slot is in use. While the slot is free it
-        /// links the free list instead, encoded below zero: `-1` ends the list, `-(n + 2)` points
-        /// to slot `n`.
+        /// The timer's deadline while it is in the run (unused otherwise).
+        var deadline: UInt64
+        /// Where the timer is: its entry's index in the heap (`>= 0`), or ``Slot/inRun``. While
+        /// the slot is free it links the free list instead, encoded below zero: `-1` ends the
+        /// list, `-(n + 2)` points to slot `n`.
         var link: Int
+        /// The previous and next slots in the run, ``Slot/none`` at its ends (while in the run).
+        var previous: UInt32
+        var next: UInt32
+
+        /// The `link` of a timer in the run: below every free-list encoding of a slot number.
+        static let inRun = Int.min
+        /// No slot, at the ends of the run.
+        static let none = UInt32.max
     }
 
     private var heap: UnsafeMutablePointer<Entry>
     private var heapCapacity: Int
+    /// The number of entries in the heap.
+    private var heapCount = 0
+
+    /// The first and last slots of the run, ``Slot/none`` when it is empty.
+    private var runFirst = Slot.none
+    private var runLast = Slot.none
+    /// The number of timers in the run.
+    private var runCount = 0
+    /// The number of pending timers, in the run and in the heap.
     private(set) var count = 0
 
     private var slots: UnsafeMutablePointer<Slot>
@@ -64,22 +102,46 @@ struct TimerHeap: ~Copyable {
 
     /// The key of the earliest timer, if any.
     var minKey: (deadline: UInt64, sequence: UInt64)? {
+        // One test for the common case of a loop with no timer (every hop asks).
         guard count > 0 else { return nil }
+        if runCount > 0 {
+            let first = slots + Int(runFirst)
+            if heapCount == 0 || !heap.pointee.precedes(deadline: first.pointee.deadline, first.pointee.sequence) {
+                return (first.pointee.deadline, first.pointee.sequence)
+            }
+        }
         return (heap.pointee.deadline, heap.pointee.sequence)
     }
 
     /// Adds a timer and returns its slot number, which stays valid until it is removed.
     mutating func insert(_ work: LoopWork, deadline: UInt64, sequence: UInt64) -> UInt32 {
         let slot = allocateSlot(work, sequence: sequence)
-        if count == heapCapacity { growHeap() }
-        count += 1
-        siftUp(Entry(deadline: deadline, sequence: sequence, slot: slot), from: count - 1)
+        if runLast == Slot.none {
+            appendToRun(slot, deadline: deadline)
+        } else {
+            let last = slots + Int(runLast)
+            if deadline > last.pointee.deadline
+                || (deadline == last.pointee.deadline && sequence > last.pointee.sequence)
+            {
+                appendToRun(slot, deadline: deadline)
+            } else {
+                if heapCount == heapCapacity { growHeap() }
+                heapCount += 1
+                siftUp(Entry(deadline: deadline, sequence: sequence, slot: slot), from: heapCount - 1)
+            }
+        }
         return slot
     }
 
-    /// Removes the earliest timer and returns its work; the heap must not be empty.
+    /// Removes the earliest timer and returns its work; there must be one.
     mutating func removeMin() -> LoopWork {
-        precondition(count > 0, "TimerHeap.removeMin() on an empty heap")
+        if runCount > 0 {
+            let first = slots + Int(runFirst)
+            if heapCount == 0 || !heap.pointee.precedes(deadline: first.pointee.deadline, first.pointee.sequence) {
+                return removeFromRun(Int(runFirst))
+            }
+        }
+        precondition(heapCount > 0, "TimerHeap.removeMin() with no timer")
         return remove(at: 0)
     }
 
@@ -88,8 +150,41 @@ struct TimerHeap: ~Copyable {
         let index = Int(slot)
         guard index < slotCount else { return nil }
         let entry = slots + index
-        guard entry.pointee.link >= 0, entry.pointee.sequence == sequence else { return nil }
-        return remove(at: entry.pointee.link)
+        guard entry.pointee.sequence == sequence else { return nil }
+        let link = entry.pointee.link
+        if link >= 0 { return remove(at: link) }
+        if link == Slot.inRun { return removeFromRun(index) }
+        return nil  // free: the timer already ran or was cancelled
+    }
+
+    // MARK: - Run
+
+    /// Appends the timer in `slot`, whose key is not below the run's last, to the run.
+    @inline(__always)
+    private mutating func appendToRun(_ slot: UInt32, deadline: UInt64) {
+        let entry = slots + Int(slot)
+        entry.pointee.deadline = deadline
+        entry.pointee.link = Slot.inRun
+        entry.pointee.previous = runLast
+        entry.pointee.next = Slot.none
+        if runLast == Slot.none {
+            runFirst = slot
+        } else {
+            slots[Int(runLast)].next = slot
+        }
+        runLast = slot
+        runCount += 1
+    }
+
+    /// Unlinks the timer in slot `index` from the run and frees its slot.
+    private mutating func removeFromRun(_ index: Int) -> LoopWork {
+        let entry = slots + index
+        let previous = entry.pointee.previous
+        let next = entry.pointee.next
+        if previous == Slot.none { runFirst = next } else { slots[Int(previous)].next = next }
+        if next == Slot.none { runLast = previous } else { slots[Int(next)].previous = previous }
+        runCount -= 1
+        return freeSlot(index)
     }
 
     // MARK: - Heap
@@ -97,11 +192,11 @@ struct TimerHeap: ~Copyable {
     private mutating func remove(at index: Int) -> LoopWork {
         let slot = Int(heap[index].slot)
         let work = freeSlot(slot)
-        count -= 1
-        if index < count {
+        heapCount -= 1
+        if index < heapCount {
             // Fill the hole with the last entry, then restore the order in whichever direction it
             // is broken (up when the last entry precedes the hole's parent, down otherwise).
-            let last = heap[count]
+            let last = heap[heapCount]
             if index > 0 && last.precedes(heap[(index - 1) / 2]) {
                 siftUp(last, from: index)
             } else {
@@ -138,10 +233,10 @@ struct TimerHeap: ~Copyable {
         var hole = index
         while true {
             let left = 2 * hole + 1
-            guard left < count else { break }
+            guard left < heapCount else { break }
             var child = left
             let right = left + 1
-            if right < count && heap[right].precedes(heap[left]) { child = right }
+            if right < heapCount && heap[right].precedes(heap[left]) { child = right }
             let childEntry = heap[child]
             heap[hole] = childEntry
             slots[Int(childEntry.slot)].link = hole
@@ -153,7 +248,7 @@ struct TimerHeap: ~Copyable {
     private mutating func growHeap() {
         let newCapacity = heapCapacity * 2
         let newHeap = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-        newHeap.moveInitialize(from: heap, count: count)
+        newHeap.moveInitialize(from: heap, count: heapCount)
         heap.deallocate()
         heap = newHeap
         heapCapacity = newCapacity
@@ -162,18 +257,20 @@ struct TimerHeap: ~Copyable {
     // MARK: - Slots
 
     private mutating func allocateSlot(_ work: LoopWork, sequence: UInt64) -> UInt32 {
+        count += 1
         if firstFreeSlot >= 0 {
             let index = firstFreeSlot
             let slot = slots + index
             firstFreeSlot = -slot.pointee.link - 2
             slot.pointee.work = work
             slot.pointee.sequence = sequence
-            // `link` is set by the sift that places the entry.
+            // `link` (and, in the run, the rest) is set where the timer is placed.
             return UInt32(truncatingIfNeeded: index)
         }
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
-        (slots + slotCount).initialize(to: Slot(work: work, sequence: sequence, link: 0))
+        (slots + slotCount).initialize(
+            to: Slot(work: work, sequence: sequence, deadline: 0, link: 0, previous: Slot.none, next: Slot.none))
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }
@@ -182,6 +279,7 @@ struct TimerHeap: ~Copyable {
     private mutating func freeSlot(_ index: Int) -> LoopWork {
         let slot = slots + index
         let work = slot.pointee.work.take()!
+        count -= 1
         slot.pointee.link = -firstFreeSlot - 2
         firstFreeSlot = index
         return work
