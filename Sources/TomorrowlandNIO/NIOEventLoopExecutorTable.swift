@@ -28,7 +28,10 @@
             let id = ObjectIdentifier(eventLoop)
             // Loading the weak reference under the lock cannot run a deinitializer: if it is the
             // caller's loop, the caller holds it; if it is a dead loop, the load gives nil.
-            if let found = lock.withLock({ state.executors[id] }), found.eventLoop === eventLoop {
+            lock.lock()
+            let found = state.executors[id]
+            lock.unlock()
+            if let found, found.eventLoop === eventLoop {
                 return found
             }
             let created = NIOEventLoopExecutor(eventLoop)

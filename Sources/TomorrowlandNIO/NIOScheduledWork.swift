@@ -69,10 +69,13 @@
 
         /// Takes the work and NIO's handle out of the state, leaving it empty.
         private func take() -> (work: (@Sendable () -> Void)?, callback: NIOScheduledCallback?) {
-            lock.withLock {
-                defer { state = State() }
-                return (state.work, state.callback)
-            }
+            // lock()/unlock() rather than withLock: a closure returned through withLock's generic
+            // result is reabstracted, which cost two allocations per cancel (measured).
+            lock.lock()
+            let taken = (state.work, state.callback)
+            state = State()
+            lock.unlock()
+            return taken
         }
 
         /// What the loop holds for the timer: forwards firing and cancellation to the timer.

@@ -67,10 +67,13 @@ final class DispatchScheduledWork: PromiseScheduledWork, @unchecked Sendable {
     }
 
     private func take() -> (@Sendable () -> Void)? {
-        lock.withLock {
-            defer { work = nil }
-            return work
-        }
+        // lock()/unlock(): a closure returned through withLock's generic result is reabstracted
+        // (an allocation).
+        lock.lock()
+        let taken = work
+        work = nil
+        lock.unlock()
+        return taken
     }
 }
 

@@ -18,16 +18,22 @@ public final class OperationQueueExecutor: PromiseExecutor, @unchecked Sendable 
         queue.addOperation { ExecutionFlags.running(on: executor.queue, work) }
     }
 
-    /// Adds `work` to the queue once `delay` has passed (the timer runs on a Dispatch global
+    /// Adds `work` to the queue once `delay` has passed (the timer runs on a serial Dispatch
     /// queue; the operation is enqueued when it fires).
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         let executor = self
         let scheduled = DispatchScheduledWork(work)
-        DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + delay.dispatchInterval) {
+        Self.timerQueue.asyncAfter(deadline: .now() + delay.dispatchInterval) {
             executor.submit(scheduled.run)
         }
         return scheduled
     }
+
+    /// Where timers fire. Serial, so that timers fire, and add their operations, in deadline
+    /// order (on a global queue, equal delays reached a serial operation queue in any order:
+    /// found by the executor contract suite).
+    private static let timerQueue = DispatchQueue(
+        label: "Tomorrowland.OperationQueueExecutor.timers", qos: .userInitiated)
 
     /// True while the calling thread runs work this library added to the same queue.
     public var isCurrent: Bool {
