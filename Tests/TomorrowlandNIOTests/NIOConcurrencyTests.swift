@@ -55,14 +55,25 @@
         @Test func cancellingTheAwaitingTaskEndsTheAwaitWithCancellationError() async throws {
             try await withNIOLoop { loop in
                 // The task holds the only handle, and the promise honours cancel requests, so the
-                // task's cancellation ends the promise as cancelled.
+                // task's cancellation ends the promise as cancelled. The resolver is kept until
+                // then: a promise whose last resolver goes unresolved is cancelled on its own,
+                // which would pass this test without any request reaching the promise.
+                let requested = LockedValue(false)
+                let pendingResolver = LockedValue<Promise<Int, TestError>.Resolver?>(nil)
                 let task = Task {
                     try await Promise<Int, TestError>(on: .nio(loop)) { resolver in
-                        resolver.onRequestCancel(on: .nio(loop)) { $0.cancel() }
+                        resolver.onRequestCancel(on: .nio(loop)) { resolver in
+                            #expect(loop.inEventLoop)
+                            requested.withLock { $0 = true }
+                            resolver.cancel()
+                        }
+                        pendingResolver.withLock { $0 = resolver }
                     }.value
                 }
                 task.cancel()
                 await #expect(throws: CancellationError.self) { try await task.value }
+                #expect(requested.withLock { $0 }, "the task's cancellation reached onRequestCancel")
+                pendingResolver.withLock { $0 = nil }
             }
         }
     }
