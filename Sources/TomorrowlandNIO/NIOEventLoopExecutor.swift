@@ -52,7 +52,8 @@
         }
 
         /// Work submitted on the loop's own thread, drained in batches by one NIO task each.
-        private let local: NIOLoopLocalQueue
+        /// Internal for tests; touch only on the loop's thread.
+        let local: NIOLoopLocalQueue
 
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop

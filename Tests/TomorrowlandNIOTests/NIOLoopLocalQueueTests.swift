@@ -61,5 +61,76 @@
             #expect(watched.object == nil)
             withExtendedLifetime(loop) {}
         }
+
+        @Test func aDrainThatRanWorkQueuesTheNextDrainAtOnceSoWorkFromATaskItQueuedRunsBeforeThatTasksOwnTasks() throws
+        {
+            let loop = EmbeddedEventLoop()
+            let executor = NIOEventLoopExecutor.shared(for: loop)
+            let log = Recorder<String>()
+            executor.submit {
+                log.record("work")
+                loop.execute {
+                    log.record("task X")
+                    // Queued behind the drain that the first drain queued when it ended.
+                    loop.execute { log.record("task Z") }
+                    // Joins that pending drain: runs before task Z.
+                    executor.submit { log.record("work from X") }
+                }
+                loop.execute { log.record("task Y") }
+            }
+            loop.run()
+            #expect(log.values == ["work", "task X", "task Y", "work from X", "task Z"])
+            try loop.syncShutdownGracefully()
+        }
+
+        @Test func aDrainTicketWhoseDrainRanServesTheNextDrainInsteadOfANewAllocation() throws {
+            let loop = EmbeddedEventLoop()
+            let executor = NIOEventLoopExecutor.shared(for: loop)
+            let log = Recorder<String>()
+            executor.submit { log.record("first") }
+            loop.run()
+            let spare = executor.local.spareTicketIdentity
+            #expect(spare != nil)
+            executor.submit { log.record("second") }
+            // Taken out of the spare slot while its drain is queued.
+            #expect(executor.local.spareTicketIdentity == nil)
+            loop.run()
+            #expect(executor.local.spareTicketIdentity == spare)
+            #expect(log.values == ["first", "second"])
+            try loop.syncShutdownGracefully()
+        }
+
+        @Test func aReusedDrainTicketStillAbandonsTheJobWhenTheLoopDropsItsDrain() throws {
+            let loop = EmbeddedEventLoop()
+            let executor = NIOEventLoopExecutor.shared(for: loop)
+            let log = Recorder<String>()
+            executor.submit { log.record("ran") }
+            loop.run()
+            #expect(executor.local.spareTicketIdentity != nil)
+            try loop.syncShutdownGracefully()
+            // The spare ticket serves the drain that the shut-down loop drops.
+            let promise = Promise<Int, Never>(fulfilled: 1).map(on: .nio(loop)) { $0 + 1 }
+            #expect(promise.result?.isCancelled == true)
+            #expect(log.values == ["ran"])
+        }
+
+        @Test func aJobQueuedBehindADrainThatTheClosingLoopDroppedIsAbandonedWhenTheLoopReleasesTheDrain() throws {
+            let loop = EmbeddedEventLoop()
+            let executor = NIOEventLoopExecutor.shared(for: loop)
+            let log = Recorder<String>()
+            let (head, resolver) = Promise<Int, Never>.makeWithResolver()
+            let mapped = head.map(on: .nio(loop)) { value -> Int in
+                log.record("map")
+                return value + 1
+            }
+            executor.submit { log.record("work") }
+            loop.execute { resolver.fulfill(with: 1) }
+            // Shutting down runs both tasks: the drain runs "work" and queues the next drain with
+            // the same ticket, which the closing loop drops while it still holds the running one;
+            // the job then joins the queue, and is abandoned once the loop releases the old drain.
+            try loop.syncShutdownGracefully()
+            #expect(log.values == ["work"])
+            #expect(mapped.result?.isCancelled == true)
+        }
     }
 #endif
