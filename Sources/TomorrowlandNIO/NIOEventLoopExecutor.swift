@@ -8,7 +8,7 @@
     /// Work runs on the loop's thread, in submission order, never synchronously inside the call
     /// that submits it (not even on the loop's own thread): from another thread through the loop's
     /// `execute`, from the loop's own thread through a local FIFO that one NIO task drains in
-    /// batches (``NIOLoopLocalQueue``: a callback hop costs no NIO task); timers are the loop's own scheduled
+    /// batches (`NIOLoopLocalQueue`: a callback hop costs no NIO task); timers are the loop's own scheduled
     /// callbacks (`scheduleCallback(in:handler:)`), so `timeout` and `delay` run on the loop's
     /// clock. Every closure this executor is given runs on the loop's thread.
     ///
@@ -69,7 +69,7 @@
         /// Runs `work` on the loop's thread, soon, never synchronously inside this call.
         ///
         /// From the loop's own thread, `work` joins the executor's local FIFO, which one NIO task
-        /// drains (see ``NIOLoopLocalQueue``: in submission order, up to 1024 items per NIO task);
+        /// drains (see `NIOLoopLocalQueue`: in submission order, up to 1024 items per NIO task);
         /// from another thread it is the loop's `execute`. After the loop shut down, `work` is
         /// released without running.
         public func submit(_ work: @escaping @Sendable () -> Void) {
