@@ -8,20 +8,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 binary="$here/${BENCH_SCRATCH:-.build}/release/TomorrowlandBench"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-# valgrind 3.19 cannot read the DWARF that swiftc emits: count on a debug-stripped copy.
-objcopy --strip-debug "$binary" "$work/TomorrowlandBench"
-
-total_ir() {  # workload library iterations; prints nothing if the run failed
-    rm -f "$work/out"
-    if valgrind --tool=callgrind --callgrind-out-file="$work/out" "$work/TomorrowlandBench" \
-        --run "$1" --lib "$2" --iterations "$3" >/dev/null 2>"$work/log"; then
-        sed -n 's/^summary: *//p; s/^totals: *//p' "$work/out" | head -1 | cut -d' ' -f1
-    else
-        echo "callgrind: $1 $2 $3 failed:" >&2
-        grep -v '^==' "$work/log" | tail -3 >&2
-    fi
-}
+source "$here/scripts/callgrind-common.sh"
+prepare_binary
 
 output="$here/results/callgrind.md"
 {
@@ -41,8 +29,8 @@ while read -r workload library n1 n2 units; do
         echo "| $workload | $library | $n1 | $n2 | $units | – | – | not available |" | tee -a "$output"
         continue
     fi
-    per_unit="$(python3 -c "print(f'{($ir2 - $ir1) / (($n2 - $n1) * $units):.1f}')")"
-    echo "| $workload | $library | $n1 | $n2 | $units | $ir1 | $ir2 | $per_unit |" | tee -a "$output"
+    figure="$(per_unit "$ir1" "$ir2" "$n1" "$n2" "$units")"
+    echo "| $workload | $library | $n1 | $n2 | $units | $ir1 | $ir2 | $figure |" | tee -a "$output"
 done <<'RUNS'
 W1 nio 20 120 1000
 W1 ours 20 120 1000
