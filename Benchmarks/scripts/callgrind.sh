@@ -4,12 +4,16 @@
 # so start-up and the warm-up iteration cancel out. Instruction counts do not depend on the
 # machine's load.
 set -euo pipefail
+# Then compares every row with the committed figures of instruction-budgets.txt (BUDGETS=file for
+# another) and prints the delta, flagging rows beyond ±3%; both tables go to results/callgrind.md.
 here="$(cd "$(dirname "$0")/.." && pwd)"
 binary="$here/${BENCH_SCRATCH:-.build}/release/TomorrowlandBench"
+budgets="${BUDGETS:-$here/instruction-budgets.txt}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 source "$here/scripts/callgrind-common.sh"
 prepare_binary
+: > "$work/measured"
 
 output="$here/results/callgrind.md"
 {
@@ -27,10 +31,12 @@ while read -r workload library n1 n2 units; do
     ir2="$(total_ir "$workload" "$library" "$n2")"
     if [ -z "$ir1" ] || [ -z "$ir2" ]; then
         echo "| $workload | $library | $n1 | $n2 | $units | – | – | not available |" | tee -a "$output"
+        echo "$workload $library n/a" >> "$work/measured"
         continue
     fi
     figure="$(per_unit "$ir1" "$ir2" "$n1" "$n2" "$units")"
     echo "| $workload | $library | $n1 | $n2 | $units | $ir1 | $ir2 | $figure |" | tee -a "$output"
+    echo "$workload $library $figure" >> "$work/measured"
 done <<'RUNS'
 W1 nio 20 120 1000
 W1 ours 20 120 1000
@@ -51,4 +57,12 @@ W3@NIO ours 1 3 100000
 W4@NIO ours 5 25 1000
 W7@NIO ours 20 120 1000
 RUNS
+# The comparison is a table of 6 columns, so TomorrowlandBench --instructions (which reads the
+# rows of 8 above) ignores it.
+{
+    echo
+    echo "## Against the committed figures ($(realpath --relative-to="$here/.." "$budgets"))"
+    echo
+    "$here/scripts/compare-instructions.sh" --report "$budgets" "$work/measured"
+} | tee -a "$output"
 echo "wrote $output"
