@@ -156,7 +156,7 @@ bench-callgrind: deps valgrind-deps
 # The instruction gate: our side of W1, W2, W3 (and W1i, W2i, W3i on .immediate) under callgrind
 # must stay within 3% above Benchmarks/instruction-budgets.txt. Run by .ci/run, not by `make test`:
 # the counts depend on the machine's CPU (glibc's dispatched routines), so the budgets hold on
-# CI's kind of machine. Builds the Benchmarks package in release, then about 15 s.
+# CI's kind of machine. Builds the Benchmarks package in release, then ~23 s of CPU (two runs at a time).
 check-instructions: deps valgrind-deps
 	cd Benchmarks && $(SWIFT) build -c release
 	Benchmarks/scripts/check-instructions.sh
