@@ -71,6 +71,7 @@ let package = Package(
             dependencies: [
                 "Tomorrowland",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
             ]
         ),
         // Our loops as swift-service-lifecycle services (trait `ServiceLifecycle`).

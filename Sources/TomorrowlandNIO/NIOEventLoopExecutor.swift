@@ -73,7 +73,7 @@
         /// from another thread it is the loop's `execute`. After the loop shut down, `work` is
         /// released without running.
         public func submit(_ work: @escaping @Sendable () -> Void) {
-            if local.isDrainingOnCurrentThread {
+            if local.isDrainingOnCurrentThread || local.isBoundToCurrentThread {
                 local.append(.closure(work))
                 return
             }
@@ -94,9 +94,11 @@
         /// abandoned (`PromiseJob.abandon()`): the callback does not run and the promise it would
         /// have resolved ends cancelled.
         public func submit(job: consuming any PromiseJob) {
-            // Inside this executor's drain (a callback resolving the next promise), the thread is
-            // the loop's: no need to load the weak loop reference.
-            if local.isDrainingOnCurrentThread {
+            // Inside this executor's drain (a callback resolving the next promise), or anywhere on
+            // the thread of a loop whose drain chain is bound to it (a NIO task resolving a promise
+            // between two drains), the thread is the loop's: no need to load the weak loop
+            // reference.
+            if local.isDrainingOnCurrentThread || local.isBoundToCurrentThread {
                 local.append(.promiseJob(consume job))
                 return
             }
@@ -141,7 +143,7 @@
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once
         /// the loop is gone).
         public var isCurrent: Bool {
-            local.isDrainingOnCurrentThread || (weakEventLoop?.inEventLoop ?? false)
+            local.isDrainingOnCurrentThread || local.isBoundToCurrentThread || (weakEventLoop?.inEventLoop ?? false)
         }
     }
 

@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import NIOEmbedded
+    import NIOPosix
     import Testing
     import Tomorrowland
 
@@ -131,6 +132,115 @@
             try loop.syncShutdownGracefully()
             #expect(log.values == ["work"])
             #expect(mapped.result?.isCancelled == true)
+        }
+
+        @Test func drainsAreThreadBoundOnAMultiThreadedEventLoopGroupLoopAndTakeATicketOnOtherLoops() async throws {
+            try await withNIOLoop { loop in
+                let executor = NIOEventLoopExecutor.shared(for: loop)
+                // The route is the loop thread's state: read it there.
+                let undecided = try await loop.submit { executor.local.drainsAreThreadBound }.get()
+                #expect(undecided == nil)
+                let (done, finish) = Promise<Void, Never>.makeWithResolver()
+                // From the loop's thread: the local queue's first drain decides.
+                loop.execute { executor.submit { finish.fulfill(with: ()) } }
+                _ = await waitForResult(done)
+                let decided = try await loop.submit { executor.local.drainsAreThreadBound }.get()
+                #expect(decided == true)
+            }
+            let embedded = EmbeddedEventLoop()
+            let executor = NIOEventLoopExecutor.shared(for: embedded)
+            executor.submit {}
+            embedded.run()
+            #expect(executor.local.drainsAreThreadBound == false)
+            #expect(executor.local.spareTicketIdentity != nil)
+            try await embedded.shutdownGracefully()
+        }
+
+        @Test func aThreadBoundDrainChainRunsFlatMapLinksFulfilledByOtherNIOTasksInOrderAndEndsOnceIdle() async throws {
+            try await withNIOLoop { loop in
+                let executor = NIOEventLoopExecutor.shared(for: loop)
+                let log = Recorder<String>()
+                let (head, resolver) = Promise<Int, Never>.makeWithResolver()
+                var promise = head
+                for _ in 0..<100 {
+                    promise = promise.flatMap(on: .nio(loop)) { value in
+                        // From the loop's thread, between two drains: the chain is bound to it.
+                        log.record("bound \(executor.local.isBoundToCurrentThread)")
+                        let (link, linkResolver) = Promise<Int, Never>.makeWithResolver()
+                        loop.execute {
+                            log.record("task bound \(executor.local.isBoundToCurrentThread)")
+                            linkResolver.fulfill(with: value + 1)
+                        }
+                        return link
+                    }
+                }
+                loop.execute { resolver.fulfill(with: 0) }
+                #expect(await waitForResult(promise)?.value == 100)
+                #expect(log.values == Array(repeating: ["bound true", "task bound true"], count: 100).flatMap { $0 })
+                // Not bound on another thread, even while the chain may still be active.
+                #expect(!executor.local.isBoundToCurrentThread)
+                // The drain queued after the last link finds nothing and ends the chain; a task
+                // queued from a task queued now runs after that drain.
+                let boundAfterIdle = try await loop.submit {
+                    loop.submit { executor.local.isBoundToCurrentThread }
+                }.get().get()
+                #expect(!boundAfterIdle)
+                // Work submitted later starts a new chain on the same route.
+                let (again, finish) = Promise<Void, Never>.makeWithResolver()
+                loop.execute { executor.submit { finish.fulfill(with: ()) } }
+                _ = await waitForResult(again)
+                let stillBound = try await loop.submit { executor.local.drainsAreThreadBound }.get()
+                #expect(stillBound == true)
+            }
+        }
+
+        @Test func onAMultiThreadedEventLoopGroupLoopWorkFromATaskADrainQueuedJoinsThePendingDrain() async throws {
+            try await withNIOLoop { loop in
+                let executor = NIOEventLoopExecutor.shared(for: loop)
+                let log = Recorder<String>()
+                let (done, finish) = Promise<Void, Never>.makeWithResolver()
+                loop.execute {
+                    executor.submit {
+                        log.record("work")
+                        loop.execute {
+                            log.record("task X")
+                            loop.execute {
+                                log.record("task Z")
+                                finish.fulfill(with: ())
+                            }
+                            executor.submit { log.record("work from X") }
+                        }
+                        loop.execute { log.record("task Y") }
+                    }
+                }
+                _ = await waitForResult(done)
+                #expect(log.values == ["work", "task X", "task Y", "work from X", "task Z"])
+            }
+        }
+
+        @Test func aThreadBoundQueueOutlivesItsExecutorUntilItsDrainChainEnds() async throws {
+            try await withNIOLoop { loop in
+                let log = Recorder<String>()
+                // An executor outside the shared table: the chain's NIO tasks hold no reference to
+                // its queue, which must keep itself alive until the chain ends.
+                var executor: NIOEventLoopExecutor? = NIOEventLoopExecutor(loop)
+                let watched = WeakReference(executor!.local)
+                let (done, finish) = Promise<Void, Never>.makeWithResolver()
+                try await loop.submit { [executor] in
+                    executor!.submit {
+                        log.record("first")
+                        loop.execute { log.record("task") }
+                    }
+                    executor!.submit { log.record("second") }
+                }.get()
+                executor = nil
+                loop.execute {
+                    loop.execute { finish.fulfill(with: ()) }
+                }
+                _ = await waitForResult(done)
+                #expect(log.values == ["first", "second", "task"])
+                #expect(await eventually { watched.object == nil })
+            }
         }
     }
 #endif
