@@ -84,8 +84,9 @@ struct PromiseTimerCancellation {
     /// Cancels the handle, or frees the reservation. Call outside the owner's lock.
     @inline(__always)
     func perform() {
-        if let handle { handle.cancel() }
-        if let reservation { reservation.cancel() }
+        // Optional chaining borrows the existential instead of copying it out.
+        handle?.cancel()
+        reservation?.cancel()
     }
 }
 

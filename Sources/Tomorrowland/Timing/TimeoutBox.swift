@@ -130,10 +130,13 @@ final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, Pr
         storedResult = result
         isCancelledResult = result.isCancelled
         lock.unlock()
-        // Outside the lock: the cancel request upstream, the release of the link, the callbacks.
+        // Outside the lock: this promise's callbacks first, then the cancel request upstream (the
+        // order the reference model checks: the timeout's result is seen before the upstream's
+        // cancel handlers run), then the release of the link.
+        if let head = taken.head {
+            CallbackDrain.run(ReadyCallbacks(source: self, head: PromiseCallbackNode.reversed(head)))
+        }
         if taken.upstream != nil { upstream?.removeObserver() }
         taken.finish()
-        guard let head = taken.head else { return }
-        CallbackDrain.run(ReadyCallbacks(source: self, head: PromiseCallbackNode.reversed(head)))
     }
 }
