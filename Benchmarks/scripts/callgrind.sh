@@ -56,6 +56,9 @@ W2@NIO ours 20 120 1000
 W3@NIO ours 1 3 100000
 W4@NIO ours 5 25 1000
 W7@NIO ours 20 120 1000
+W8 nio 1 3 100000
+W8 ours 1 3 100000
+W8@NIO ours 1 3 100000
 RUNS
 # The comparison is a table of 6 columns, so TomorrowlandBench --instructions (which reads the
 # rows of 8 above) ignores it.

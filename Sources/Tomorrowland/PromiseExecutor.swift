@@ -56,6 +56,19 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     ///
     /// May answer `false` when unsure (a hint for fast paths), but never `true` wrongly.
     var isCurrent: Bool { get }
+
+    /// Reserves a place in line for work that a timer will release later, for an executor whose
+    /// timed work keeps its place in line; `nil` for the others.
+    ///
+    /// The promise core calls this once per timer (`timeout`, `delay`, `Promise(on:…after:)`,
+    /// `retry`) when the timer is created, before it is armed, and then arms the timer through the
+    /// reservation instead of ``schedule(after:_:)``. Operation queues reserve (Tomorrowland's
+    /// rule: the operation is added at once and only becomes ready when the timer fires, so it
+    /// goes before operations added after it). The default implementation returns `nil`: the
+    /// timer is then armed with ``schedule(after:_:)`` when it starts.
+    ///
+    /// - Returns: The reserved place, or `nil` when this executor keeps no place for timed work.
+    func reserveTimerSlot() -> (any PromiseTimerReservation)?
 }
 
 /// A handle to work scheduled with ``PromiseExecutor/schedule(after:_:)``.
@@ -66,7 +79,31 @@ public protocol PromiseScheduledWork: Sendable {
     func cancel()
 }
 
+/// A place in line that an executor reserved for timed work (``PromiseExecutor/reserveTimerSlot()``).
+///
+/// A class, so that the core stores and checks an optional reservation as one pointer (an
+/// executor without reservations, the common case, then costs a nil check).
+///
+/// - Important: Every requirement may be called from any thread.
+public protocol PromiseTimerReservation: AnyObject, Sendable {
+    /// Starts the timer: `work` runs in the reserved place, on the executor, once `delay` has
+    /// passed. Call at most once, and not after ``cancel()``.
+    ///
+    /// - Returns: A handle whose ``PromiseScheduledWork/cancel()`` stops the timer, frees the
+    ///   reserved place and releases `work`.
+    func arm(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
+
+    /// Frees the reserved place without running anything, for a timer that will never be armed.
+    /// Idempotent.
+    func cancel()
+}
+
 extension PromiseExecutor {
+    /// Reserves nothing: timers on this executor are armed with ``schedule(after:_:)``.
+    public func reserveTimerSlot() -> (any PromiseTimerReservation)? {
+        nil
+    }
+
     /// Wraps `job` in a closure and submits it with ``submit(_:)``.
     public func submit(job: consuming any PromiseJob) {
         let job = consume job

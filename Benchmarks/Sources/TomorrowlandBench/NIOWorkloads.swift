@@ -190,6 +190,29 @@ enum NIOWorkloads {
             check(counter.count == iterations * 1000, "W7 NIO: \(counter.count) != \(iterations * 1000)")
         }
 
+        // W8: each request's promise gets a 30 s deadline task that would fail it; the request
+        // succeeds at once, and its `whenComplete` (run inside `succeed`) cancels the deadline.
+        workloads["W8"] = { iterations in
+            counter.reset()
+            onLoop { done in
+                for _ in 0..<iterations {
+                    for i in 0..<100_000 {
+                        let request = loop.makePromise(of: Int.self)
+                        let deadline = loop.scheduleTask(in: .seconds(30)) {
+                            request.fail(DeadlineExceeded())
+                        }
+                        request.futureResult.whenComplete { result in
+                            deadline.cancel()
+                            if case .success = result { counter.add(1) }
+                        }
+                        request.succeed(i)
+                    }
+                }
+                done()
+            }
+            check(counter.count == iterations * 100_000, "W8 NIO: \(counter.count) != \(iterations * 100_000)")
+        }
+
         return LibraryUnderTest(
             name: "SwiftNIO",
             loopCPUClock: clock,
@@ -235,3 +258,6 @@ final class Chains: @unchecked Sendable {
         return remaining > 0
     }
 }
+
+/// The error W8's NIO deadline would fail a request with (it never fires).
+struct DeadlineExceeded: Error {}

@@ -18,7 +18,7 @@ extension WorkloadLoop {
     }
 }
 
-/// Our side of W1, W2, W3, W4 and W7, written once for any loop and context: on our `EventLoop`
+/// Our side of W1, W2, W3, W4, W7 and W8, written once for any loop and context: on our `EventLoop`
 /// with `.loop(loop)`, and on a NIO loop with `.nio(loop)` (the ours@NIO rows), so that the two
 /// hosts run the very same code.
 ///
@@ -163,6 +163,36 @@ enum PromiseWorkloads {
                 startRound()
             }
             check(counter.count == iterations * 1000, "W7 \(label): \(counter.count) != \(iterations * 1000)")
+        }
+
+        // A request deadline that does not fire: each request gets a 30 s `timeout` on the loop,
+        // then the loop fulfils it at once, which cancels the timer. The timeout's result arrives
+        // on `context` (a hop, the library's rule); its observer is `.immediate`, so the only hop
+        // per request is the timeout's own, and NIO's side (a `scheduleTask` deadline cancelled
+        // by a `whenComplete` that runs inside `succeed`) has the same one callback per request.
+        workloads["W8"] = { iterations in
+            counter.reset()
+            let rounds = Chains(remaining: iterations)
+            loop.runAndWait { done in
+                @Sendable func startRound() {
+                    for i in 0..<100_000 {
+                        let (request, resolver) = Promise<Int, Never>.makeWithResolver()
+                        let deadline = request.timeout(on: context, delay: .seconds(30))
+                        if i == 99_999 {
+                            // Results reach the loop's FIFO in resolution order: this one comes last.
+                            deadline.tap(on: .immediate) { result in
+                                counter.add(result.value == nil ? 0 : 1)
+                                if rounds.next() { startRound() } else { done() }
+                            }
+                        } else {
+                            deadline.tap(on: .immediate) { result in counter.add(result.value == nil ? 0 : 1) }
+                        }
+                        resolver.fulfill(with: i)
+                    }
+                }
+                startRound()
+            }
+            check(counter.count == iterations * 100_000, "W8 \(label): \(counter.count) != \(iterations * 100_000)")
         }
 
         return workloads

@@ -3,7 +3,7 @@ import Tomorrowland
 import TomorrowlandNIO
 
 /// The ours@NIO rows: our promises on `.nio(loop)` (TomorrowlandNIO), on the very NIO loop and
-/// thread that NIO's side of the run uses. W1, W2, W3, W4 and W7, the same code as on our
+/// thread that NIO's side of the run uses. W1, W2, W3, W4, W7 and W8, the same code as on our
 /// `EventLoop` (``PromiseWorkloads``); W4's separate task per link is NIO's `execute`, as on
 /// NIO's side.
 ///

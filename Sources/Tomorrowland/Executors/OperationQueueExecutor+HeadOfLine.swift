@@ -6,8 +6,13 @@ import Foundation
 /// created and only becomes ready when the timer fires, so it goes before operations added
 /// after it. The timer itself runs on `DispatchQueue.global(qos: .userInitiated)`, as in
 /// Tomorrowland.
-extension OperationQueueExecutor: HeadOfLineTimerExecutor {
-    func reserveTimerSlot() -> any PromiseTimerReservation {
+extension OperationQueueExecutor {
+    /// Adds an operation to the queue at once that stays not ready until the timer fires (or is
+    /// cancelled): timed work keeps its place in line.
+    ///
+    /// The timer itself runs on `DispatchQueue.global(qos: .userInitiated)`; the work runs on the
+    /// queue, as an operation.
+    public func reserveTimerSlot() -> (any PromiseTimerReservation)? {
         let operation = GatedOperation(queue: queue)
         queue.addOperation(operation)
         return OperationQueueTimerReservation(operation: operation)
@@ -15,8 +20,12 @@ extension OperationQueueExecutor: HeadOfLineTimerExecutor {
 }
 
 /// A place in an operation queue held for a timer.
-struct OperationQueueTimerReservation: PromiseTimerReservation {
+final class OperationQueueTimerReservation: PromiseTimerReservation {
     let operation: GatedOperation
+
+    init(operation: GatedOperation) {
+        self.operation = operation
+    }
 
     func arm(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         let operation = self.operation

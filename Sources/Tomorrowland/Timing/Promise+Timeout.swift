@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension Promise {
     /// A new promise that adopts this promise's value or cancellation, or is rejected with
@@ -53,10 +52,10 @@ extension Promise {
 
     /// The machinery of every `timeout` form.
     ///
-    /// The returned promise is the derived promise itself (registered on this promise with
-    /// `context`), so the upstream result takes the ordinary callback path; the timer is
-    /// cancelled the moment the upstream resolves. What the timer and the cancel handler share
-    /// is one ``TimeoutLink``.
+    /// The returned promise is a ``TimeoutBox``: a derived promise registered on this promise with
+    /// `context`, as a propagating observer, that keeps the timer itself. The upstream result
+    /// takes the ordinary callback path, and the timer is cancelled the moment the upstream
+    /// resolves. What the executor holds is one ``PromiseTimerHold`` on that box.
     @inlinable
     func makeTimeout<E>(
         on context: PromiseContext,
@@ -64,113 +63,34 @@ extension Promise {
         timedOut: E,
         transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
     ) -> Promise<Value, E> {
-        let upstream = box
+        typealias Box = TimeoutBox<Value, Error, E>
         // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
         // operation queue gets its place in line now.
-        let timer = PromiseTimer(on: context)
-        // The returned promise observes the upstream; it gives the observation up once, by the
-        // timeout or by a cancel request (F7).
-        upstream.addObserver()
-        let promise: Promise<Value, E> = derive(propagatingCancel: false) { child, source, stage in
+        let executor = context.executor
+        // The handler captures nothing (it reads the box), so it needs no allocation.
+        let child = Box(
+            context: context, reservation: executor.reserveTimerSlot(), timedOut: timedOut, transform: transform
+        ) { child, source, stage in
+            let child = unsafeDowncast(child, to: Box.self)
             switch stage {
             case .arrive:
-                timer.cancel()
                 // Already settled by the timer: a job would only find it resolved (and would keep
                 // the context's executor busy, or alive, for nothing).
-                if child.isResolved { return .settled(nil) }
-                return .dispatch(context)
+                if child.upstreamArrived() { return .settled(nil) }
+                if child.submitAsJob(onExecutorOf: child.context, source: source) { return .submitted }
+                return .dispatch(child.context)
             case .run:
-                let child = unsafeDowncast(child, to: PromiseBox<Value, E>.self)
-                return .settled(child.settle(transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+                return .settled(child.settle(child.transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
             case .abandon:
-                return .settled(unsafeDowncast(child, to: PromiseBox<Value, E>.self).settle(.cancelled))
+                return .settled(child.settle(.cancelled))
             }
         }
-        let link = TimeoutLink(child: promise.box, upstream: upstream, timedOut: timedOut, transform: transform)
-        promise.box.addCancelHandler(.inline { link.propagateCancel() })
-        let fire: PromiseTimer.Work = { firing in
-            switch firing {
-            case .due: link.timeoutFired()
-            case .discarded: link.timerDiscarded()
-            }
-        }
-        if delay <= .zero {
-            timer.runNow(on: context, fire)
-        } else {
-            timer.arm(after: delay, fire)
-        }
+        let promise = Promise<Value, E>(box: child)
+        // Its cancel request reaches this promise once, through the inline link (F7); so does the
+        // timeout, when it fires.
+        box.registerNewChild(child)
+        child.start(after: delay, on: executor)
         return promise
-    }
-}
-
-/// What a `timeout`'s timer and its cancel handler share: the two promises, held without keeping
-/// them alive, and the one-shot cancel request upstream.
-///
-/// The references are the core's unowned kind (`UnownedReference`), not `weak`, which
-/// would give both promises a side table for the rest of their lives.
-///
-/// - Important: `@unchecked Sendable`: the references are immutable and thread-safe to load,
-///   the flag is atomic, and `timedOut` is an error value only read (it travels with the
-///   promise it rejects, like any error).
-@usableFromInline
-final class TimeoutLink<Value, Error, E>: @unchecked Sendable {
-    private let child: UnownedReference<PromiseCore>
-    private let upstream: UnownedReference<PromiseCore>
-    private let hasPropagated = Atomic<Bool>(false)
-    private let timedOut: E
-    private let transform: @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
-
-    @usableFromInline
-    init(
-        child: PromiseBox<Value, E>, upstream: PromiseBox<Value, Error>, timedOut: E,
-        transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
-    ) {
-        self.child = UnownedReference(child)
-        self.upstream = UnownedReference(upstream)
-        self.timedOut = timedOut
-        self.transform = transform
-    }
-
-    deinit {
-        child.release()
-        upstream.release()
-    }
-
-    /// Gives up the returned promise's observation of the upstream, the first time only: a
-    /// propagating observer's cancel request (F7).
-    @usableFromInline
-    func propagateCancel() {
-        guard !hasPropagated.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        upstream.load()?.removeObserver()
-    }
-
-    /// The timer fired (or a zero delay ran): rejects the returned promise with the timeout, or
-    /// gives it the upstream result if that arrived meanwhile, then asks the upstream to cancel.
-    /// The timer's executor will never run it (it shut down): the returned promise is cancelled,
-    /// as every promise waiting on that executor is, unless the upstream's result got there first.
-    @usableFromInline
-    func timerDiscarded() {
-        if let core = child.load() {
-            CallbackDrain.run(unsafeDowncast(core, to: PromiseBox<Value, E>.self).settle(.cancelled))
-        }
-        propagateCancel()
-    }
-
-    @usableFromInline
-    func timeoutFired() {
-        // No returned promise any more: nobody can observe the outcome.
-        guard let core = child.load() else { return }
-        let child = unsafeDowncast(core, to: PromiseBox<Value, E>.self)
-        // The upstream may have resolved after the timer became due but before this ran, its
-        // callback still on the way: its result wins.
-        if let upstream = upstream.load(),
-            let result = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result
-        {
-            CallbackDrain.run(child.settle(transform(result)))
-        } else {
-            CallbackDrain.run(child.settle(.error(timedOut)))
-        }
-        propagateCancel()
     }
 }
 

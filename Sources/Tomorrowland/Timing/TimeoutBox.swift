@@ -1,0 +1,142 @@
+/// The promise a `timeout` returns, which is also its timer: one node per timeout.
+///
+/// A derived promise registered on its upstream as a propagating observer (its cancel request
+/// reaches the upstream once, through the core's inline link), whose box also keeps the timer's
+/// state (``PromiseTimerState``, under the promise's own lock) and what the timeout needs when it
+/// fires. The executor gets a ``PromiseTimerHold`` on this box: the only other object a timeout
+/// allocates, and how a timer that its executor discards (a shut-down loop) is noticed.
+///
+/// The four ways it ends, each exactly once, whichever comes first:
+/// - the upstream resolves: its callback (the `.arrive` stage of the handler) cancels the timer at
+///   once, on the resolving thread, and the result is delivered on `context`;
+/// - the timer fires: the promise is rejected with `timedOut` (or gets the upstream's result if
+///   that arrived meanwhile, its callback still on the way), and passes one cancel request
+///   upstream, unless it passed one already;
+/// - the executor discards the timer: the promise is cancelled, and passes a cancel request
+///   upstream likewise;
+/// - the upstream dies unresolved: its deinit fires this promise with `.cancelled`.
+///
+/// - Important: `@unchecked Sendable`: `timer` is only touched under the core's `lock`; the other
+///   fields are immutable. `timedOut` is an error value only read (it travels with the promise it
+///   rejects, like any error).
+@usableFromInline
+final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, PromiseTimerTarget,
+    @unchecked Sendable
+{
+    /// Where the upstream's result is delivered.
+    @usableFromInline
+    let context: PromiseContext
+    /// The timer; guarded by the core's `lock`.
+    @usableFromInline
+    @exclusivity(unchecked)
+    var timer: PromiseTimerState
+    @usableFromInline
+    let timedOut: E
+    @usableFromInline
+    let transform: @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
+
+    /// A pending timeout promise whose timer has the place `reservation` (if any).
+    @inlinable
+    init(
+        context: PromiseContext, reservation: (any PromiseTimerReservation)?, timedOut: E,
+        transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>,
+        handler: @escaping Handler
+    ) {
+        self.context = context
+        timer = PromiseTimerState(reservation: reservation)
+        self.timedOut = timedOut
+        self.transform = transform
+        super.init(handler: handler)
+    }
+
+    /// Runs `body` on the timer's state under the promise's lock.
+    @usableFromInline
+    func withTimer(_ body: (inout PromiseTimerState) -> Void) {
+        lock.withLock { body(&timer) }
+    }
+
+    /// Arms the timer on `executor` (the context's destination), or runs the timeout soon on the
+    /// context for a zero or negative delay.
+    @usableFromInline
+    func start(after delay: Duration, on executor: any PromiseExecutor) {
+        if delay <= .zero {
+            runTimerNow(on: context, withTimer)
+        } else {
+            armTimer(after: delay, on: executor, withTimer)
+        }
+    }
+
+    /// The upstream resolved: stops the timer (at once, releasing the executor's work) and says
+    /// whether this promise is settled already (by the timer, or a discard).
+    @usableFromInline
+    func upstreamArrived() -> Bool {
+        let (cancellation, isResolved): (PromiseTimerCancellation, Bool) = lock.withLock {
+            (timer.cancel(), status == .resolved)
+        }
+        cancellation.perform()
+        return isResolved
+    }
+
+    @usableFromInline
+    func timerFired(resettingExecutingNow: Bool) {
+        guard endTimer() else { return }
+        if resettingExecutingNow {
+            ExecutionFlags.with(isExecutingNow: false) { settleByTimer(discarded: false) }
+        } else {
+            settleByTimer(discarded: false)
+        }
+    }
+
+    @usableFromInline
+    func timerReleased() {
+        guard endTimer() else { return }
+        ExecutionFlags.with(isExecutingNow: false) { settleByTimer(discarded: true) }
+    }
+
+    /// Ends an armed timer; false if it already fired or was cancelled.
+    private func endTimer() -> Bool {
+        let ended: (wasArmed: Bool, handle: (any PromiseScheduledWork)?) = lock.withLock { timer.end() }
+        // The spent handle is released here, outside the lock.
+        return ended.wasArmed
+    }
+
+    /// Settles this promise from its timer: rejected with `timedOut` (or with the upstream's
+    /// result, if the upstream resolved before the timer fired and its callback is still on the
+    /// way), or cancelled when the executor discarded the timer; then passes one cancel request
+    /// upstream, unless a cancel request on this promise passed it already.
+    private func settleByTimer(discarded: Bool) {
+        lock.lock()
+        guard status != .resolved else {
+            lock.unlock()
+            return
+        }
+        // Resolved under the lock in one step with the result, so that nobody sees the status
+        // without it. The inline link to the upstream comes out with the lists: present unless a
+        // cancel request on this promise took it (and passed its request on).
+        let taken = markResolvedLocked(cancelled: false)
+        let upstream = taken.upstream?.load()
+        let result: PromiseResult<Value, E>
+        if discarded {
+            result = .cancelled
+        } else if let upstream,
+            let upstreamResult = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result
+        {
+            // The one nested lock: this promise's, then its upstream's; nothing takes them the
+            // other way round (an upstream never locks its callbacks' promises).
+            result = transform(upstreamResult)
+        } else {
+            result = .error(timedOut)
+        }
+        storedResult = result
+        isCancelledResult = result.isCancelled
+        lock.unlock()
+        // Outside the lock: this promise's callbacks first, then the cancel request upstream (the
+        // order the reference model checks: the timeout's result is seen before the upstream's
+        // cancel handlers run), then the release of the link.
+        if let head = taken.head {
+            CallbackDrain.run(ReadyCallbacks(source: self, head: PromiseCallbackNode.reversed(head)))
+        }
+        if taken.upstream != nil { upstream?.removeObserver() }
+        taken.finish()
+    }
+}
