@@ -36,6 +36,20 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 
+    /// The identity of the serial-executor candidate this node would be submitted to when it
+    /// fires from a drain, if firing it there does nothing but submit it (no user code, no
+    /// settling): such nodes may go to the executor together, as one ``PromiseJobBatch``.
+    ///
+    /// `nil` (the default) for every node that may do more when it fires. A node that answers
+    /// must also answer ``batchExecutor`` and implement ``run(source:)`` and
+    /// ``abandonWithoutRunning(source:)``.
+    @usableFromInline
+    var batchExecutorIdentity: ObjectIdentifier? { nil }
+
+    /// The executor behind ``batchExecutorIdentity``.
+    @usableFromInline
+    var batchExecutor: (any PromiseExecutor)? { nil }
+
     /// Reverses a list linked through ``next`` and returns its new head: a promise stores its
     /// callbacks newest first, and they run oldest first.
     @inlinable
@@ -166,6 +180,13 @@ enum CallbackDrain {
             // the list's reference (the local's is released once the node has fired).
             if let node = current.head.take() {
                 current.head = node.next.take()
+                // Callbacks in a row bound for one serial executor go to it as one job. They fire
+                // without running user code, so gathering them changes no order.
+                if current.head != nil,
+                    PromiseJobBatch.submitIfBatching(node, rest: &current.head, source: current.source)
+                {
+                    continue
+                }
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
                 {

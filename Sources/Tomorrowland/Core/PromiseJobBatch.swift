@@ -1,0 +1,88 @@
+/// Several callbacks of one resolution, bound for one serial executor, handed to it as one job.
+///
+/// When a promise resolves with two or more callbacks in a row on the same serial executor (a
+/// loop), ``CallbackDrain`` links them into one of these and submits it once: one ready entry
+/// instead of one per callback, and the callbacks read the result from the promise this job
+/// holds instead of each copying it. On a serial executor that is the same as submitting them one
+/// by one: they were submitted one after the other with nothing in between, so nothing else could
+/// have run between them, and they still run in registration order.
+///
+/// Only nodes whose firing on an executor submits and does nothing else (runs no user code) are
+/// gathered: ``PromiseCallbackNode/batchExecutorIdentity``.
+///
+/// - Important: `@unchecked Sendable` for the same reason as ``PromiseCallbackNode``: the chain
+///   belongs to the drain that builds it, then to the executor it is handed to, which calls exactly
+///   one of ``run()`` and ``abandon()``.
+final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
+    /// The resolved promise every callback of the batch reads its result from.
+    private let source: PromiseCore
+    /// The first callback still to run; the others follow through ``PromiseCallbackNode/next``.
+    @exclusivity(unchecked)
+    private var head: PromiseCallbackNode?
+
+    private init(source: PromiseCore, head: PromiseCallbackNode) {
+        self.source = source
+        self.head = head
+    }
+
+    /// Gathers `first` and the callbacks that follow it in `rest` bound for the same serial
+    /// executor into one job, and submits it; returns false, touching nothing, when `first` and
+    /// the next callback are not two such callbacks.
+    ///
+    /// - Parameters:
+    ///   - first: A callback just taken from the front of a resolved list.
+    ///   - rest: The rest of that list, in registration order; the gathered callbacks leave it.
+    ///   - source: The resolved promise of that list.
+    static func submitIfBatching(
+        _ first: PromiseCallbackNode, rest: inout PromiseCallbackNode?, source: PromiseCore
+    ) -> Bool {
+        guard let identity = first.batchExecutorIdentity,
+            rest?.batchExecutorIdentity == identity,
+            let executor = first.batchExecutor,
+            // Gathering runs the callbacks one after the other: right for a serial executor
+            // only, where they could not have run side by side anyway.
+            executor is any SerialPromiseExecutor
+        else { return false }
+        let batch = PromiseJobBatch(source: source, head: first)
+        var tail = first
+        while rest?.batchExecutorIdentity == identity {
+            // `take()`: the list's reference moves into the chain, no retain/release pair.
+            let node = rest.take().unsafelyUnwrapped
+            rest = node.next.take()
+            tail.next = node
+            tail = node
+        }
+        executor.submit(job: batch)
+        return true
+    }
+
+    /// Runs the callbacks in registration order, on the executor's thread.
+    func run() {
+        ExecutionFlags.with(isExecutingNow: false) {
+            // Each node is released once it ran: its closure was released inside `run(source:)`.
+            while let node = head.take() {
+                head = node.next.take()
+                node.run(source: source)
+            }
+        }
+    }
+
+    /// Releases every callback unrun (the executor will never run the batch); see
+    /// ``PromiseJob/abandon()``.
+    func abandon() {
+        ExecutionFlags.with(isExecutingNow: false) {
+            while let node = head.take() {
+                head = node.next.take()
+                node.abandonWithoutRunning(source: source)
+            }
+        }
+    }
+
+    deinit {
+        // An executor that dropped the batch without running it: unlink the chain iteratively, so
+        // that a long batch is not released by recursion.
+        while let node = head.take() {
+            head = node.next.take()
+        }
+    }
+}
