@@ -182,9 +182,10 @@ enum CallbackDrain {
                 current.head = node.next.take()
                 // Callbacks in a row bound for one serial executor go to it as one job. They fire
                 // without running user code, so gathering them changes no order.
-                if current.head != nil,
-                    PromiseJobBatch.submitIfBatching(node, rest: &current.head, source: current.source)
+                if let second = current.head,
+                    let remainder = PromiseJobBatch.submitIfBatching(node, following: second, source: current.source)
                 {
+                    current.head = remainder.head
                     continue
                 }
                 if let ready = node.fire(source: current.source, isSynchronous: false),

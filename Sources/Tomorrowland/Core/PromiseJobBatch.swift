@@ -25,35 +25,46 @@ final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
         self.head = head
     }
 
-    /// Gathers `first` and the callbacks that follow it in `rest` bound for the same serial
-    /// executor into one job, and submits it; returns false, touching nothing, when `first` and
-    /// the next callback are not two such callbacks.
+    /// What ``submitIfBatching(_:following:source:)`` leaves of a list after gathering a batch.
+    struct Remainder {
+        /// The first callback after the batch, if any.
+        let head: PromiseCallbackNode?
+    }
+
+    /// Gathers `first`, `second` and the callbacks after them bound for the same serial executor
+    /// into one job and submits it; returns nil, touching nothing, when `first` and `second` are
+    /// not two such callbacks.
+    ///
+    /// The list is borrowed (the drain's loop keeps it in registers): `second` and the callbacks
+    /// after it stay linked through ``PromiseCallbackNode/next`` as they are, and the batch only
+    /// cuts the list after its last callback.
     ///
     /// - Parameters:
     ///   - first: A callback just taken from the front of a resolved list.
-    ///   - rest: The rest of that list, in registration order; the gathered callbacks leave it.
+    ///   - second: The callback after it, the head of the rest of that list.
     ///   - source: The resolved promise of that list.
+    /// - Returns: The rest of the list after the batch, or nil when nothing was gathered.
+    // Never inlined into the drain: there it would cost every list registers and spills (W1, W4
+    // and W7, whose lists hold one callback and never batch).
+    @inline(never)
     static func submitIfBatching(
-        _ first: PromiseCallbackNode, rest: inout PromiseCallbackNode?, source: PromiseCore
-    ) -> Bool {
+        _ first: PromiseCallbackNode, following second: PromiseCallbackNode, source: PromiseCore
+    ) -> Remainder? {
         guard let identity = first.batchExecutorIdentity,
-            rest?.batchExecutorIdentity == identity,
+            second.batchExecutorIdentity == identity,
             let executor = first.batchExecutor,
             // Gathering runs the callbacks one after the other: right for a serial executor
             // only, where they could not have run side by side anyway.
             executor is any SerialPromiseExecutor
-        else { return false }
-        let batch = PromiseJobBatch(source: source, head: first)
-        var tail = first
-        while rest?.batchExecutorIdentity == identity {
-            // `take()`: the list's reference moves into the chain, no retain/release pair.
-            let node = rest.take().unsafelyUnwrapped
-            rest = node.next.take()
-            tail.next = node
-            tail = node
+        else { return nil }
+        var last = second
+        while let following = last.next, following.batchExecutorIdentity == identity {
+            last = following
         }
-        executor.submit(job: batch)
-        return true
+        let remainder = Remainder(head: last.next.take())
+        first.next = second
+        executor.submit(job: PromiseJobBatch(source: source, head: first))
+        return remainder
     }
 
     /// Runs the callbacks in registration order, on the executor's thread.
