@@ -182,8 +182,11 @@ enum CallbackDrain {
                 current.head = node.next.take()
                 // Callbacks in a row bound for one serial executor go to it as one job. They fire
                 // without running user code, so gathering them changes no order.
-                if let second = current.head,
-                    let remainder = PromiseJobBatch.submitIfBatching(node, following: second, source: current.source)
+                // The probe of `node` first, inline: a callback that is no candidate (`.immediate`,
+                // a derived promise) costs one call here and nothing more (W2i, W1).
+                if current.head != nil, let identity = node.batchExecutorIdentity,
+                    let remainder = PromiseJobBatch.submitIfBatching(
+                        node, identity: identity, following: current.head.unsafelyUnwrapped, source: current.source)
                 {
                     current.head = remainder.head
                     continue

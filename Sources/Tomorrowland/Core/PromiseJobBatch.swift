@@ -25,7 +25,7 @@ final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
         self.head = head
     }
 
-    /// What ``submitIfBatching(_:following:source:)`` leaves of a list after gathering a batch.
+    /// What ``submitIfBatching(_:identity:following:source:)`` leaves of a list after gathering a batch.
     struct Remainder {
         /// The first callback after the batch, if any.
         let head: PromiseCallbackNode?
@@ -41,6 +41,7 @@ final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - first: A callback just taken from the front of a resolved list.
+    ///   - identity: `first`'s ``PromiseCallbackNode/batchExecutorIdentity``.
     ///   - second: The callback after it, the head of the rest of that list.
     ///   - source: The resolved promise of that list.
     /// - Returns: The rest of the list after the batch, or nil when nothing was gathered.
@@ -48,10 +49,10 @@ final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
     // and W7, whose lists hold one callback and never batch).
     @inline(never)
     static func submitIfBatching(
-        _ first: PromiseCallbackNode, following second: PromiseCallbackNode, source: PromiseCore
+        _ first: PromiseCallbackNode, identity: ObjectIdentifier, following second: PromiseCallbackNode,
+        source: PromiseCore
     ) -> Remainder? {
-        guard let identity = first.batchExecutorIdentity,
-            second.batchExecutorIdentity == identity,
+        guard second.batchExecutorIdentity == identity,
             let executor = first.batchExecutor,
             // Gathering runs the callbacks one after the other: right for a serial executor
             // only, where they could not have run side by side anyway.
