@@ -164,4 +164,26 @@ struct CallbackBatchTests {
         executor.runPending()
         #expect(log.values == [0, 1, 2])
     }
+
+    @Test("after taps on an executor that is not serial, the later taps on a loop are still batched")
+    func nonSerialExecutorDoesNotStopLaterBatches() throws {
+        try withTestLoop { loop in
+            let executor = ManualJobExecutor()
+            let log = Recorder<String>()
+            let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+            promise.tap(on: .executor(executor)) { _ in log.record("manual 1") }
+            promise.tap(on: .executor(executor)) { _ in log.record("manual 2") }
+            promise.tap(on: .loop(loop)) { _ in log.record("loop 1") }
+            promise.tap(on: .loop(loop)) { _ in log.record("loop 2") }
+            promise.tap(on: .executor(executor)) { _ in log.record("manual 3") }
+            promise.tap(on: .loop(loop)) { _ in log.record("loop 3") }
+            promise.tap(on: .loop(loop)) { _ in log.record("loop 4") }
+            resolver.fulfill(with: 1)
+            #expect(executor.pendingCount == 3)
+            #expect(loop.readyCount == 2)
+            executor.runPending()
+            loop.run()
+            #expect(log.values == ["manual 1", "manual 2", "manual 3", "loop 1", "loop 2", "loop 3", "loop 4"])
+        }
+    }
 }

@@ -41,8 +41,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// settling): such nodes may go to the executor together, as one ``PromiseJobBatch``.
     ///
     /// `nil` (the default) for every node that may do more when it fires. A node that answers
-    /// must also answer ``batchExecutor`` and implement ``run(source:)`` and
-    /// ``abandonWithoutRunning(source:)``.
+    /// must also answer ``batchExecutor``, return nil from ``fire(source:isSynchronous:)`` on that
+    /// executor, and implement ``run(source:)`` and ``abandonWithoutRunning(source:)``.
     @usableFromInline
     var batchExecutorIdentity: ObjectIdentifier? { nil }
 
@@ -175,6 +175,8 @@ enum CallbackDrain {
         // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for
         // straight chains, because an exhausted list is replaced rather than suspended.
         var suspended: [ReadyCallbacks] = []
+        // An executor ``PromiseJobBatch`` found not to be serial: not asked again.
+        var notSerial: ObjectIdentifier?
         while true {
             // `take()` moves the node out of the list: no retain for the local, no release for
             // the list's reference (the local's is released once the node has fired).
@@ -184,12 +186,18 @@ enum CallbackDrain {
                 // without running user code, so gathering them changes no order.
                 // The probe of `node` first, inline: a callback that is no candidate (`.immediate`,
                 // a derived promise) costs one call here and nothing more (W2i, W1).
-                if current.head != nil, let identity = node.batchExecutorIdentity,
-                    let remainder = PromiseJobBatch.submitIfBatching(
+                if current.head != nil, let identity = node.batchExecutorIdentity, identity != notSerial {
+                    switch PromiseJobBatch.submitIfBatching(
                         node, identity: identity, following: current.head.unsafelyUnwrapped, source: current.source)
-                {
-                    current.head = remainder.head
-                    continue
+                    {
+                    case .submitted(let rest):
+                        current.head = rest
+                        continue
+                    case .executorNotSerial:
+                        notSerial = identity
+                    case .nothingToGather:
+                        break
+                    }
                 }
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
