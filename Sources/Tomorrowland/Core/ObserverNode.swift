@@ -27,6 +27,22 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
         return nil
     }
 
+    /// The loop this observer is bound for, when its context is an executor: firing it there
+    /// only submits it (see ``PromiseJobBatch``).
+    override var batchExecutorIdentity: ObjectIdentifier? {
+        switch context {
+        case .executor(let executor): return ObjectIdentifier(executor)
+        default: return nil
+        }
+    }
+
+    override var batchExecutor: (any PromiseExecutor)? {
+        switch context {
+        case .executor(let executor): return executor
+        default: return nil
+        }
+    }
+
     /// The executor will never run the observer: release its body unrun.
     override func abandonWithoutRunning(source: PromiseCore?) {
         body = nil

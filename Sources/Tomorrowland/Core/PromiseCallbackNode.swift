@@ -36,6 +36,20 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 
+    /// The identity of the serial-executor candidate this node would be submitted to when it
+    /// fires from a drain, if firing it there does nothing but submit it (no user code, no
+    /// settling): such nodes may go to the executor together, as one ``PromiseJobBatch``.
+    ///
+    /// `nil` (the default) for every node that may do more when it fires. A node that answers
+    /// must also answer ``batchExecutor``, return nil from ``fire(source:isSynchronous:)`` on that
+    /// executor, and implement ``run(source:)`` and ``abandonWithoutRunning(source:)``.
+    @usableFromInline
+    var batchExecutorIdentity: ObjectIdentifier? { nil }
+
+    /// The executor behind ``batchExecutorIdentity``.
+    @usableFromInline
+    var batchExecutor: (any PromiseExecutor)? { nil }
+
     /// Reverses a list linked through ``next`` and returns its new head: a promise stores its
     /// callbacks newest first, and they run oldest first.
     @inlinable
@@ -161,11 +175,30 @@ enum CallbackDrain {
         // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for
         // straight chains, because an exhausted list is replaced rather than suspended.
         var suspended: [ReadyCallbacks] = []
+        // An executor ``PromiseJobBatch`` found not to be serial: not asked again.
+        var notSerial: ObjectIdentifier?
         while true {
             // `take()` moves the node out of the list: no retain for the local, no release for
             // the list's reference (the local's is released once the node has fired).
             if let node = current.head.take() {
                 current.head = node.next.take()
+                // Callbacks in a row bound for one serial executor go to it as one job. They fire
+                // without running user code, so gathering them changes no order.
+                // The probe of `node` first, inline: a callback that is no candidate (`.immediate`,
+                // a derived promise) costs one call here and nothing more (W2i, W1).
+                if current.head != nil, let identity = node.batchExecutorIdentity, identity != notSerial {
+                    switch PromiseJobBatch.submitIfBatching(
+                        node, identity: identity, following: current.head.unsafelyUnwrapped, source: current.source)
+                    {
+                    case .submitted(let rest):
+                        current.head = rest
+                        continue
+                    case .executorNotSerial:
+                        notSerial = identity
+                    case .nothingToGather:
+                        break
+                    }
+                }
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
                 {

@@ -43,6 +43,9 @@ struct ReadyQueue: ~Copyable {
         return (entry.pointee.deadline, entry.pointee.sequence)
     }
 
+    // Inlined into `SchedulingCore.enqueue`, its one caller on the hot path: every hop to a
+    // loop (W1) paid the call.
+    @inline(__always)
     mutating func append(_ work: consuming LoopWork, deadline: UInt64, sequence: UInt64) {
         if count == capacity { grow() }
         (storage + ((head + count) & (capacity - 1))).initialize(
