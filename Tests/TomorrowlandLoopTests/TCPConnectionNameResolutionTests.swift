@@ -65,11 +65,12 @@ struct TCPConnectionNameResolutionTests {
         // On time: within 5 ms of the deadline. The loop blocked on the lookup would make one
         // fire about 300 ms late. A busy machine (2 cores shared by parallel tests, sanitizers,
         // builds) preempts the loop's thread now and then: seen as 2 fires in 27 at 5-8 ms, and
-        // at a load average of 10 as 7 in 21 at 6-21 ms. So the checks are that the typical fire
-        // is on time and that none is late by anything like the lookup's 300 ms.
+        // at a load average of 10 as 7 in 21 at 6-21 ms, and at a load average of 12 (four parallel
+        // builds) a median above 5 ms once. So the checks are that the typical fire is within a
+        // few ticks of its deadline and that none is late by anything like the lookup's 300 ms.
         let sorted = lateness.sorted()
         let median = sorted[sorted.count / 2]
-        #expect(median < .milliseconds(5), "the typical fire is late by \(median): \(lateness)")
+        #expect(median < .milliseconds(25), "the typical fire is late by \(median): \(lateness)")
         let worst = try #require(sorted.last)
         #expect(worst < .milliseconds(100), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
     }
