@@ -52,6 +52,31 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     ///   it has not started yet, and releases it.
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
 
+    /// Runs `work` on this executor once `delay` has passed, like ``schedule(after:_:)``, for work
+    /// that checks by itself, when it starts, whether it is still wanted.
+    ///
+    /// The promise core arms its timers (`timeout`, `delay`, `Promise(on:…after:)`, `retry`) with
+    /// this: their work does nothing once the timer was cancelled or has settled. So the executor
+    /// may drop one promise of ``schedule(after:_:)``: that after ``PromiseScheduledWork/cancel()``
+    /// returns on another thread the work cannot start. Everything else holds: the work runs at
+    /// most once, on this executor, after `delay`; `cancel()` releases it (at once on the
+    /// executor's thread, soon otherwise); an executor that will never run it releases it unrun.
+    /// An executor that guards its timed work with state of its own (the event loop wraps the
+    /// work in a closure that checks its handle) can then store the work as it is, which saves
+    /// an allocation per timer.
+    ///
+    /// The default implementation calls ``schedule(after:_:)``.
+    ///
+    /// - Parameters:
+    ///   - delay: The time to wait. Zero or negative means "as soon as possible", still never
+    ///     synchronously inside this call.
+    ///   - work: The work to run, on this executor; it must do nothing if it is no longer wanted.
+    /// - Returns: A handle whose ``PromiseScheduledWork/cancel()`` keeps `work` from being
+    ///   started by the executor, if it has not been yet, and releases it.
+    func scheduleSelfGuarded(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) -> any PromiseScheduledWork
+
     /// Whether the calling thread is currently running this executor's work.
     ///
     /// May answer `false` when unsure (a hint for fast paths), but never `true` wrongly.
@@ -99,6 +124,14 @@ public protocol PromiseTimerReservation: AnyObject, Sendable {
 }
 
 extension PromiseExecutor {
+    /// Schedules `work` with ``schedule(after:_:)``, whose stronger guarantee on `cancel()`
+    /// serves self-guarded work as well.
+    public func scheduleSelfGuarded(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) -> any PromiseScheduledWork {
+        schedule(after: delay, work)
+    }
+
     /// Reserves nothing: timers on this executor are armed with ``schedule(after:_:)``.
     public func reserveTimerSlot() -> (any PromiseTimerReservation)? {
         nil

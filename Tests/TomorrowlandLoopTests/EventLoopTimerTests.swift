@@ -87,6 +87,85 @@ struct EventLoopTimerTests {
         loop.shutdown()
     }
 
+    @Test func selfGuardedTimersRunOnTheLoopInSchedulingOrderWithOtherTimers() {
+        let loop = EventLoop()
+        let log = Recorder<String>()
+        loop.execute {
+            // Scheduled in one round with one delay: one deadline, so the order is scheduling order.
+            _ = loop.schedule(after: .milliseconds(5)) { log.record("plain 1") }
+            _ = loop.scheduleSelfGuarded(after: .milliseconds(5)) { log.record("guarded") }
+            _ = loop.schedule(after: .milliseconds(5)) {
+                log.record("plain 2")
+                loop.stop()
+            }
+        }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        #expect(log.values == ["plain 1", "guarded", "plain 2"])
+        loop.shutdown()
+    }
+
+    @Test func cancellingSelfGuardedWorkOnTheLoopKeepsItFromRunningAndReleasesItAtOnce() {
+        let loop = EventLoop()
+        let spy = ReleaseSpy()
+        let ran = Cell(false)
+        let releasedAfterCancel = Cell(-1)
+        loop.execute {
+            let handle = loop.scheduleSelfGuarded(after: .zero) { [token = spy.token()] in
+                withExtendedLifetime(token) { ran.set(true) }
+            }
+            handle.cancel()
+            releasedAfterCancel.set(spy.releasedCount)
+        }
+        loop.runUntilIdle()
+        loop.runUntilIdle()
+        #expect(!ran.value)
+        #expect(releasedAfterCancel.value == 1)
+        loop.shutdown()
+    }
+
+    @Test func cancellingSelfGuardedWorkAfterItRanLeavesTheNextTimerInItsPlaceAlone() {
+        // Self-guarded work never marks its handle as started, so the handle's cancel after the
+        // run reaches the loop, with the ID of a timer that is gone; the timer that took its
+        // place in the heap must not be removed.
+        let loop = EventLoop()
+        let log = Recorder<String>()
+        let handle = Cell<(any PromiseScheduledWork)?>(nil)
+        loop.execute {
+            handle.set(loop.scheduleSelfGuarded(after: .zero) { log.record("guarded") })
+        }
+        loop.runUntilIdle()
+        loop.execute {
+            _ = loop.schedule(after: .zero) {
+                log.record("next")
+                loop.stop()
+            }
+            handle.value?.cancel()
+        }
+        let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
+        loop.run()
+        safety.cancel()
+        #expect(log.values == ["guarded", "next"])
+        loop.shutdown()
+    }
+
+    @Test func shutdownReleasesPendingSelfGuardedWorkWithoutRunningIt() {
+        let loop = EventLoop()
+        let spy = ReleaseSpy()
+        let ran = Cell(false)
+        loop.execute {
+            _ = loop.scheduleSelfGuarded(after: .seconds(60)) { [token = spy.token()] in
+                withExtendedLifetime(token) { ran.set(true) }
+            }
+        }
+        loop.runUntilIdle()
+        #expect(spy.releasedCount == 0)
+        loop.shutdown()
+        #expect(!ran.value)
+        #expect(spy.releasedCount == 1)
+    }
+
     @Test func aTimerAndWorkSubmittedFromAnotherThreadBothWakeABlockedLoop() {
         let loop = EventLoop()
         let thread = LoopThread(loop)

@@ -170,15 +170,17 @@ enum PromiseWorkloads {
         // on `context` (a hop, the library's rule); its observer is `.immediate`, so the only hop
         // per request is the timeout's own, and NIO's side (a `scheduleTask` deadline cancelled
         // by a `whenComplete` that runs inside `succeed`) has the same one callback per request.
+        // Rounds of 1,000 requests, the next started from the last result of the round (see the
+        // header): a server has its in-flight requests' deadlines pending, not 100,000 at once.
         workloads["W8"] = { iterations in
             counter.reset()
-            let rounds = Chains(remaining: iterations)
+            let rounds = Chains(remaining: iterations * w8RoundsPerIteration)
             loop.runAndWait { done in
                 @Sendable func startRound() {
-                    for i in 0..<100_000 {
+                    for i in 0..<w8RequestsPerRound {
                         let (request, resolver) = Promise<Int, Never>.makeWithResolver()
                         let deadline = request.timeout(on: context, delay: .seconds(30))
-                        if i == 99_999 {
+                        if i == w8RequestsPerRound - 1 {
                             // Results reach the loop's FIFO in resolution order: this one comes last.
                             deadline.tap(on: .immediate) { result in
                                 counter.add(result.value == nil ? 0 : 1)
@@ -198,3 +200,8 @@ enum PromiseWorkloads {
         return workloads
     }
 }
+
+/// W8's shape on both sides: 100 rounds of 1,000 requests, 100,000 requests per iteration.
+let w8RoundsPerIteration = 100
+/// The requests of one W8 round: the deadlines that are pending at once on our side.
+let w8RequestsPerRound = 1000

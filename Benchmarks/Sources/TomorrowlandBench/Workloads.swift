@@ -53,7 +53,7 @@ struct WorkloadSpec: Sendable {
         WorkloadSpec("W5b", "timer-fire (10k over 10 ms)", unit: "timer", unitsPerIteration: 10_000),
         WorkloadSpec("W6", "cross-thread-execute (1M)", unit: "submission", unitsPerIteration: 1_000_000),
         WorkloadSpec("W7", "when-all (1000)", unit: "element", unitsPerIteration: 1000),
-        WorkloadSpec("W8", "deadline-not-fired (100k)", unit: "request", unitsPerIteration: 100_000),
+        WorkloadSpec("W8", "deadline-not-fired (100 × 1k)", unit: "request", unitsPerIteration: 100_000),
         // Like for like: our promises and NIO's futures on one NIO loop, one thread.
         .onNIOLoop("W1", "chain-map", unit: "link", unitsPerIteration: 1000),
         .onNIOLoop("W2", "fanout", unit: "callback", unitsPerIteration: 1000),

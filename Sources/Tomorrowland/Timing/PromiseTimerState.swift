@@ -135,7 +135,8 @@ final class PromiseTimerHold: Sendable {
 
 extension PromiseTimerTarget {
     /// Arms the timer kept in `state` (under the caller's lock, through `withState`): through the
-    /// reservation if the executor made one, with `executor.schedule(after:_:)` otherwise.
+    /// reservation if the executor made one, with `executor.scheduleSelfGuarded(after:_:)`
+    /// otherwise.
     /// Does nothing if the timer was cancelled already (a cancel may race an arm). Arm once.
     @inline(__always)
     func armTimer(
@@ -152,7 +153,9 @@ extension PromiseTimerTarget {
         if let reservation = begun.reservation {
             handle = reservation.arm(after: delay) { hold.fire() }
         } else {
-            handle = executor.schedule(after: delay) { hold.fire() }
+            // The hold's target checks its own state before running anything (a cancelled or
+            // settled timer does nothing), so the executor needs no guard around the work.
+            handle = executor.scheduleSelfGuarded(after: delay) { hold.fire() }
         }
         var keep = false
         withState { keep = $0.finishArming(with: handle) }
