@@ -29,9 +29,18 @@
     ///   NIO also cancels the timers still pending when the loop shuts down; their work is released
     ///   unrun.
     ///
+    /// ## A serial executor
+    ///
+    /// The executor is a ``Tomorrowland/SerialPromiseExecutor``: a NIO loop runs one task at a time
+    /// on its one thread, the executor's local FIFO runs inside those tasks, and ``isCurrent`` is the
+    /// loop's exact thread check. So ``Tomorrowland/LoopBound`` and `isolated(to:)` work on it, and
+    /// the callbacks of one resolution bound for the loop go to it as one job (one entry of the
+    /// local FIFO, or one NIO task from another thread).
+    ///
     /// - Important: On an `EmbeddedEventLoop`, `inEventLoop` is always `true`, so ``isCurrent``
-    ///   is too: that loop belongs to the one thread that drives it.
-    public final class NIOEventLoopExecutor: PromiseExecutor {
+    ///   is too: that loop belongs to the one thread that drives it (NIO's own rule for it), and
+    ///   only on that thread does the serial contract hold.
+    public final class NIOEventLoopExecutor: SerialPromiseExecutor {
         // Weak: the shared table keeps executors alive, and a strong reference would keep every
         // loop ever used alive with them. A `weak let` is safe to load from any thread.
         private weak let weakEventLoop: (any EventLoop)?

@@ -88,6 +88,43 @@
             }
         }
 
+        @Test func callbacksOfOneResolutionOnTheLoopTakeOneEntryOfTheLocalFIFOAndRunInRegistrationOrder() throws {
+            let loop = EmbeddedEventLoop()
+            let log = Recorder<String>()
+            let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+            // One more tap than a drain runs items: one by one, the last tap would wait for a
+            // second drain, behind the loop's task queued below; as one batch it runs in the first.
+            let taps = NIOLoopLocalQueue.batchSize + 1
+            for index in 0..<taps {
+                promise.tap(on: .nio(loop)) { result in log.record("tap \(index) \(result.value ?? -1)") }
+            }
+            resolver.fulfill(with: 7)
+            loop.execute { log.record("loop task") }
+            #expect(log.values.isEmpty, "callbacks never run inside the resolving call")
+            loop.run()
+            let values = log.values
+            #expect(values.firstIndex(of: "loop task") == taps, "the taps ran in one drain, before the loop's task")
+            #expect(values.filter { $0 != "loop task" } == (0..<taps).map { "tap \($0) 7" })
+            try loop.syncShutdownGracefully()
+        }
+
+        @Test func loopBoundStateOnTheExecutorIsReachableInsideTheLoopsWork() async throws {
+            try await withNIOLoop { loop in
+                let executor = NIOEventLoopExecutor.shared(for: loop)
+                let counter = LoopBound(0, on: executor)
+                #expect(!executor.isCurrent)
+                let value = try await loop.submit {
+                    counter.withValue { $0 += 41 }
+                    return counter.value + 1
+                }.get()
+                #expect(value == 42)
+                // A callback on the loop's context is the loop's work too.
+                let read = await waitForResult(
+                    Promise<Int, Never>(fulfilled: 1).map(on: .nio(loop)) { $0 + counter.value })
+                #expect(read?.value == 42)
+            }
+        }
+
         @Test func aCallbackAimedAtALoopThatWasShutDownIsAbandonedAndItsPromiseCancelled() async throws {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let loop = group.next()
