@@ -18,7 +18,9 @@ public protocol PromiseExecutor: AnyObject, Sendable {
     ///
     /// The promise core hands each callback it dispatches to an executor in this form: the job
     /// is the callback's own node, so an executor that stores jobs directly (as the event loop and
-    /// the test loop do) dispatches a callback without allocating anything. The default
+    /// the test loop do) dispatches a callback without allocating anything. On a
+    /// ``SerialPromiseExecutor``, consecutive callbacks of one resolution that only observe the
+    /// result arrive as one job that runs them in registration order. The default
     /// implementation wraps the job in a closure for ``submit(_:)``.
     ///
     /// `job` is `consuming`: an executor that stores it takes over the caller's reference
