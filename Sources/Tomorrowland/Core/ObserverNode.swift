@@ -29,19 +29,9 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
 
     /// The loop this observer is bound for, when its context is an executor: firing it there
     /// only submits it (see ``PromiseJobBatch``).
-    override var batchExecutorIdentity: ObjectIdentifier? {
-        switch context {
-        case .executor(let executor): return ObjectIdentifier(executor)
-        default: return nil
-        }
-    }
+    override var batchExecutorIdentity: ObjectIdentifier? { context.batchingExecutorIdentity }
 
-    override var batchExecutor: (any PromiseExecutor)? {
-        switch context {
-        case .executor(let executor): return executor
-        default: return nil
-        }
-    }
+    override var batchExecutor: (any PromiseExecutor)? { context.batchingExecutor }
 
     /// The executor will never run the observer: release its body unrun.
     override func abandonWithoutRunning(source: PromiseCore?) {

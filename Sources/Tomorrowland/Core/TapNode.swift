@@ -171,19 +171,9 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
 
     /// The loop this tap is bound for, when its context is an executor: firing it there only
     /// submits it (see ``PromiseJobBatch``).
-    override var batchExecutorIdentity: ObjectIdentifier? {
-        switch context {
-        case .executor(let executor): return ObjectIdentifier(executor)
-        default: return nil
-        }
-    }
+    override var batchExecutorIdentity: ObjectIdentifier? { context.batchingExecutorIdentity }
 
-    override var batchExecutor: (any PromiseExecutor)? {
-        switch context {
-        case .executor(let executor): return executor
-        default: return nil
-        }
-    }
+    override var batchExecutor: (any PromiseExecutor)? { context.batchingExecutor }
 
     override func run(source: PromiseCore) {
         _ = invoke(self, .run(source))
