@@ -18,6 +18,10 @@ struct SelfGuardedTimerTests {
                 "self-guarded \(Duration.seconds(5))", "self-guarded \(Duration.seconds(6))",
                 "self-guarded \(Duration.seconds(7))",
             ])
+        // Let the timers run, as a real executor would at their deadlines: until then the executor
+        // keeps their work, which keeps the promises, which keep the executor (their context).
+        executor.startKeptWork()
+        executor.runSubmitted()
         withExtendedLifetime(resolver) {}
     }
 
