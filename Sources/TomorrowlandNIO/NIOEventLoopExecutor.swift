@@ -31,9 +31,9 @@
     ///
     /// ## A serial executor
     ///
-    /// The executor is a ``Tomorrowland/SerialPromiseExecutor``: a NIO loop runs one task at a time
+    /// The executor is a `SerialPromiseExecutor`: a NIO loop runs one task at a time
     /// on its one thread, the executor's local FIFO runs inside those tasks, and ``isCurrent`` is the
-    /// loop's exact thread check. So ``Tomorrowland/LoopBound`` and `isolated(to:)` work on it, and
+    /// loop's exact thread check. So `LoopBound` and `isolated(to:)` work on it, and
     /// the callbacks of one resolution bound for the loop go to it as one job (one entry of the
     /// local FIFO, or one NIO task from another thread).
     ///
