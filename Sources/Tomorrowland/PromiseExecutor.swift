@@ -79,6 +79,50 @@ public protocol PromiseExecutor: AnyObject, Sendable {
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) -> any PromiseScheduledWork
 
+    /// Keeps a promise timer in this executor's own timers, if it can, and returns the identifier
+    /// that cancels it; `nil` if it does not keep it (the default).
+    ///
+    /// The promise core arms its timers (`timeout`, `delay`, `Promise(on:…after:)`, `retry`) with
+    /// this first: an executor that keeps a queue of timed jobs stores `timer` itself (one strong
+    /// reference) and needs no closure, no handle and no allocation of its own per timer. Once
+    /// `delay` has passed, it calls ``PromiseTimerJob/timerFired()`` on its own thread and drops
+    /// the reference; if it will never run the timer (it shut down), it calls
+    /// ``PromiseTimerJob/timerReleased()`` instead, on the releasing thread, so that the promise
+    /// waiting on the timer ends cancelled. It calls exactly one of the two, at most once, or
+    /// neither when the timer is cancelled with ``cancelStoredTimer(_:)`` first.
+    ///
+    /// The timer checks its own state before doing anything: a call after a cancel does nothing.
+    /// So a cancel from another thread may leave the timer in place until the executor's thread
+    /// removes it, and the timer may even be fired meanwhile.
+    ///
+    /// Returning `nil` is always correct and leaves `timer` unreferenced: the core then arms it with
+    /// ``scheduleSelfGuarded(after:_:)``. An executor may decline case by case: the event loop
+    /// stores timers armed on its own thread, and declines others (the identifier must come back
+    /// at once, and only the loop's thread reaches its timers).
+    ///
+    /// The default implementation returns `nil`.
+    ///
+    /// - Parameters:
+    ///   - timer: The timer, to be kept (retained) until it fires, is released, or is cancelled.
+    ///     Borrowed, not `consuming`: an executor that declines then costs its caller no retain
+    ///     and release.
+    ///   - delay: The time to wait, on the executor's clock, as for ``schedule(after:_:)``.
+    /// - Returns: What names the stored timer for ``cancelStoredTimer(_:)``, or `nil` when the
+    ///   executor did not store it.
+    func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID?
+
+    /// Removes a timer that ``storeTimer(_:after:)`` stored and drops the executor's reference to
+    /// it, without calling it, if it is still pending.
+    ///
+    /// Safe from any thread; does nothing for a timer that fired, was released or was cancelled
+    /// already. On the executor's own thread the reference should go at once (a cancelled
+    /// deadline must not keep its promise alive); from another thread the executor may hop to its
+    /// thread to do it.
+    ///
+    /// The default implementation does nothing (the default ``storeTimer(_:after:)`` stores
+    /// nothing).
+    func cancelStoredTimer(_ id: PromiseTimerID)
+
     /// Whether the calling thread is currently running this executor's work.
     ///
     /// May answer `false` when unsure (a hint for fast paths), but never `true` wrongly.
@@ -134,6 +178,14 @@ extension PromiseExecutor {
         schedule(after: delay, work)
     }
 
+    /// Stores nothing: the promise core arms its timers with ``scheduleSelfGuarded(after:_:)``.
+    public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
+        nil
+    }
+
+    /// Does nothing: the default ``storeTimer(_:after:)`` never stores a timer.
+    public func cancelStoredTimer(_ id: PromiseTimerID) {}
+
     /// Reserves nothing: timers on this executor are armed with ``schedule(after:_:)``.
     public func reserveTimerSlot() -> (any PromiseTimerReservation)? {
         nil
@@ -166,4 +218,38 @@ public protocol PromiseJob: AnyObject, Sendable {
     ///
     /// An executor that drops a job without calling either leaves such a promise pending.
     func abandon()
+}
+
+/// A promise timer that an executor stores itself (``PromiseExecutor/storeTimer(_:after:)``).
+///
+/// Only the promise core creates timer jobs; an executor receives them, keeps one strong
+/// reference until the timer is due (or is cancelled), and calls exactly one of ``timerFired()``
+/// and ``timerReleased()``, once, unless ``PromiseExecutor/cancelStoredTimer(_:)`` removed it
+/// first. Either call after the timer was cancelled or settled does nothing: the job guards
+/// itself.
+public protocol PromiseTimerJob: AnyObject, Sendable {
+    /// The delay passed: runs the timer's work, on the executor's thread, unless the timer was
+    /// cancelled.
+    func timerFired()
+
+    /// The executor will never run the timer (it shut down): what waits on it ends cancelled.
+    /// Runs on the releasing thread; does nothing if the timer was cancelled or fired.
+    func timerReleased()
+}
+
+/// Names a timer that an executor stored with ``PromiseExecutor/storeTimer(_:after:)``: two
+/// numbers of the executor's choosing, such as a slot in its timer heap and a sequence number that
+/// tells the slot's successive timers apart.
+public struct PromiseTimerID: Hashable, Sendable {
+    /// The executor's first number (the event loop's: the timer's slot).
+    public var slot: UInt32
+    /// The executor's second number (the event loop's: the timer's sequence number, never reused).
+    public var sequence: UInt64
+
+    /// An identifier made of the executor's two numbers.
+    @inlinable
+    public init(slot: UInt32, sequence: UInt64) {
+        self.slot = slot
+        self.sequence = sequence
+    }
 }

@@ -59,6 +59,39 @@ extension EventLoop: PromiseExecutor {
         return insertTimer(handle, deadline: deadline(after: delay), reportsRefusal: true, .closure(work))
     }
 
+    /// Keeps a promise timer (a `timeout`, `delay`, `Promise(on:…after:)` or `retry` on this loop)
+    /// in the loop's timers as it is, when called on the loop's thread: no closure, no handle, no
+    /// allocation. The timer rule of ``schedule(after:_:)`` applies (deadline, order).
+    ///
+    /// When due, the loop calls `timer.timerFired()` on its thread. Shutdown releases a pending
+    /// stored timer unrun with `timer.timerReleased()` (the promise waiting on it ends cancelled).
+    ///
+    /// Returns `nil`, storing nothing, on another thread (only the loop's thread reaches its
+    /// timers, and the identifier is needed at once) and after shutdown: the promise core then
+    /// arms the timer with ``scheduleSelfGuarded(after:_:)``, which goes through the loop's inbox,
+    /// or refuses it.
+    public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
+        guard inEventLoop && !isShutDown else { return nil }
+        // On the loop's thread: the round's time if a round runs, else the clock.
+        let nanoseconds = delay.schedulingNanoseconds
+        let deadline = core.deadlineInRound(after: nanoseconds) ?? MonotonicClock.deadline(after: nanoseconds)
+        return core.schedule(at: deadline, .promiseTimer(timer)).promiseTimerID
+    }
+
+    /// Removes a timer stored with ``storeTimer(_:after:)`` and releases the loop's reference to
+    /// it, unrun, if it is still pending: at once on the loop's thread, through a hop to the loop
+    /// from another thread (the timer guards itself meanwhile: it does nothing once cancelled).
+    /// Does nothing after shutdown, which released every timer.
+    public func cancelStoredTimer(_ id: PromiseTimerID) {
+        let timerID = SchedulingCore.TimerID(id)
+        if inEventLoop {
+            // The removed timer is released here, at once, outside any lock.
+            _ = core.cancel(timerID)
+        } else {
+            _ = enqueueIfOpen { [unowned self] in _ = core.cancel(timerID) }
+        }
+    }
+
     /// Whether the calling thread is driving this loop; the same as ``inEventLoop``.
     public var isCurrent: Bool {
         inEventLoop
@@ -69,9 +102,8 @@ extension EventLoop: PromiseExecutor {
     /// anywhere else (the round's time would be stale there).
     func deadline(after delay: Duration) -> UInt64 {
         let nanoseconds = delay.schedulingNanoseconds
-        if inEventLoop && core.isInRound { return core.deadline(after: nanoseconds) }
-        let (sum, overflow) = MonotonicClock.now().addingReportingOverflow(nanoseconds)
-        return overflow ? UInt64.max : sum
+        if inEventLoop, let deadline = core.deadlineInRound(after: nanoseconds) { return deadline }
+        return MonotonicClock.deadline(after: nanoseconds)
     }
 
     /// Schedules a timer and returns its concrete handle.
@@ -131,5 +163,15 @@ extension PromiseContext {
     /// timers.
     public static func loop(_ loop: EventLoop) -> PromiseContext {
         .executor(loop)
+    }
+}
+
+extension MonotonicClock {
+    /// The time `nanoseconds` from now on this clock, saturating: the deadline of a timer
+    /// scheduled outside the loop's rounds.
+    @inline(__always)
+    static func deadline(after nanoseconds: UInt64) -> UInt64 {
+        let (sum, overflow) = now().addingReportingOverflow(nanoseconds)
+        return overflow ? UInt64.max : sum
     }
 }

@@ -107,7 +107,7 @@ extension EventLoop {
         leftovers += core.removeAllReady()
         for work in leftovers { refuseLateWork(work) }
         leftovers.removeAll()
-        core.removeAllTimers()
+        for timer in core.removeAllTimers() { timer.releaseUnrun() }
 
         freeLibeventObjects()
     }
@@ -128,7 +128,9 @@ extension EventLoop {
         confinedPhase = .closed
         cancelAllWatchers()
         queued += core.removeAllReady()
-        core.removeAllTimers()
+        // A stored promise timer keeps its context, so its loop, alive: none can be left here;
+        // released as at shutdown all the same.
+        for timer in core.removeAllTimers() { timer.releaseUnrun() }
         for work in queued {
             if case .promiseJob(let job) = work { job.abandon() }
         }

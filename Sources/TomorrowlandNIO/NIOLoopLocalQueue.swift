@@ -174,6 +174,7 @@
                     case .closure(let closure): closure()
                     case .promiseJob(let job): job.run()
                     case .job: preconditionFailure("NIOLoopLocalQueue holds no Swift Concurrency jobs")
+                    case .promiseTimer: preconditionFailure("NIOLoopLocalQueue holds no promise timers")
                     }
                 }
             }

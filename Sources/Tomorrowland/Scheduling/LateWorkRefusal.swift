@@ -7,6 +7,8 @@
 ///
 /// - A promise job is abandoned (``PromiseJob/abandon()``): its callback does not run, what it
 ///   captured is released, and the promise it would have resolved ends cancelled.
+/// - A promise timer is released (``PromiseTimerJob/timerReleased()``): the promise waiting on it
+///   ends cancelled.
 /// - A closure is released unrun.
 /// - A Swift Concurrency job is dropped: its task never resumes, since no other thread may run
 ///   it (its memory stays allocated, as with SwiftNIO's loops).
@@ -36,6 +38,8 @@ package final class LateWorkRefusal: Sendable {
         switch consume work {
         case .promiseJob(let job):
             abandon(job)
+        case .promiseTimer(let timer):
+            timer.timerReleased()
         case .closure:
             report("a closure (execute/submit/schedule) was released without running", on: loop)
         case .job:

@@ -1,4 +1,5 @@
-/// One unit of work a loop runs: a closure, a promise callback, or a Swift Concurrency job.
+/// One unit of work a loop runs: a closure, a promise callback, a promise timer, or a Swift
+/// Concurrency job.
 ///
 /// Jobs are a case of their own so that a loop acting as a `SerialExecutor`/`TaskExecutor` can
 /// queue them without allocating a closure around each one. The ``SchedulingCore`` never runs
@@ -12,6 +13,10 @@ package enum LoopWork: Sendable {
     case job(UnownedJob)
     /// A promise callback handed over with `PromiseExecutor.submit(job:)` (no closure allocated).
     case promiseJob(any PromiseJob)
+    /// A promise timer stored with `PromiseExecutor.storeTimer(_:after:)` (no closure, no handle);
+    /// only ever in a loop's timers. A loop that removes it unrun without a cancel (shutdown)
+    /// must call ``releaseUnrun()``.
+    case promiseTimer(any PromiseTimerJob)
 }
 
 extension LoopWork {
@@ -61,8 +66,19 @@ extension LoopWork {
             body()
         case .promiseJob(let job):
             job.run()
+        case .promiseTimer(let timer):
+            timer.timerFired()
         case .job(let job):
             job.runSynchronously(on: executor)
         }
+    }
+}
+
+extension LoopWork {
+    /// Releases a timer that its loop removed and will never run (shutdown): a promise timer is
+    /// told (``PromiseTimerJob/timerReleased()``), so that the promise waiting on it ends
+    /// cancelled; other work is simply released. Call outside every lock, on the releasing thread.
+    package consuming func releaseUnrun() {
+        if case .promiseTimer(let timer) = consume self { timer.timerReleased() }
     }
 }

@@ -36,7 +36,7 @@ extension ShutdownDrain {
             // Submissions first, so that timers other threads scheduled are released with the rest.
             takeSubmissions()
             var timers = withCore { $0.removeAllTimers() }
-            timers.removeAll()
+            releaseUnrun(&timers)
             let count = withCore { $0.readyCount }
             if count == 0 {
                 if closeIfEmpty() { return true }
@@ -46,12 +46,22 @@ extension ShutdownDrain {
             for _ in 0..<count {
                 // Timers are released before each item, so a round only ever yields ready work.
                 var (timers, work) = withCore { ($0.removeAllTimers(), $0.nextInRound()) }
-                timers.removeAll()
+                releaseUnrun(&timers)
                 guard let work else { break }
                 perform(work)
             }
             withCore { $0.endRound() }
         }
         return false
+    }
+
+    /// Releases timers removed for shutdown, in key order, each before the next (a promise timer
+    /// is told it will never fire, ``LoopWork/releaseUnrun()``), and leaves `timers` empty.
+    private func releaseUnrun(_ timers: inout [LoopWork]) {
+        guard !timers.isEmpty else { return }
+        // Popped from the end of the reversed array: each timer is moved out and released before
+        // the next, as dropping the array in order did.
+        timers.reverse()
+        while let timer = timers.popLast() { timer.releaseUnrun() }
     }
 }

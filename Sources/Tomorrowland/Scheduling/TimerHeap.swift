@@ -114,8 +114,8 @@ struct TimerHeap: ~Copyable {
     }
 
     /// Adds a timer and returns its slot number, which stays valid until it is removed.
-    mutating func insert(_ work: LoopWork, deadline: UInt64, sequence: UInt64) -> UInt32 {
-        let slot = allocateSlot(work, sequence: sequence)
+    mutating func insert(_ work: consuming LoopWork, deadline: UInt64, sequence: UInt64) -> UInt32 {
+        let slot = allocateSlot(consume work, sequence: sequence)
         if runLast == Slot.none {
             appendToRun(slot, deadline: deadline)
         } else {
@@ -256,13 +256,13 @@ struct TimerHeap: ~Copyable {
 
     // MARK: - Slots
 
-    private mutating func allocateSlot(_ work: LoopWork, sequence: UInt64) -> UInt32 {
+    private mutating func allocateSlot(_ work: consuming LoopWork, sequence: UInt64) -> UInt32 {
         count += 1
         if firstFreeSlot >= 0 {
             let index = firstFreeSlot
             let slot = slots + index
             firstFreeSlot = -slot.pointee.link - 2
-            slot.pointee.work = work
+            slot.pointee.work = consume work
             slot.pointee.sequence = sequence
             // `link` (and, in the run, the rest) is set where the timer is placed.
             return UInt32(truncatingIfNeeded: index)
@@ -270,7 +270,8 @@ struct TimerHeap: ~Copyable {
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
         (slots + slotCount).initialize(
-            to: Slot(work: work, sequence: sequence, deadline: 0, link: 0, previous: Slot.none, next: Slot.none))
+            to: Slot(work: consume work, sequence: sequence, deadline: 0, link: 0, previous: Slot.none, next: Slot.none)
+        )
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }

@@ -67,9 +67,11 @@ extension Promise {
         // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
         // operation queue gets its place in line now.
         let executor = context.executor
+        let reservation = executor.reserveTimerSlot()
         // The handler captures nothing (it reads the box), so it needs no allocation.
         let child = Box(
-            context: context, reservation: executor.reserveTimerSlot(), timedOut: timedOut, transform: transform
+            context: context, executor: executor, reservation: reservation, timedOut: timedOut,
+            transform: transform
         ) { child, source, stage in
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {

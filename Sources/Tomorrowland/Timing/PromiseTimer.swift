@@ -3,8 +3,9 @@
 ///
 /// The destination is fixed when the timer is created, from ``PromiseContext/executor``:
 /// `.immediate` is `.auto` as evaluated then, `.nowOr(x)` is `x`. The timer itself is the
-/// executor's (``PromiseExecutor/schedule(after:_:)``): a loop timer on an event loop, a virtual
-/// timer on a test loop, a Dispatch timer on Dispatch contexts. An executor that reserves a place
+/// executor's: a loop timer on an event loop and a virtual timer on a test loop (both keep this
+/// object in their timers, ``PromiseExecutor/storeTimer(_:after:)``), a Dispatch timer on
+/// Dispatch contexts (``PromiseExecutor/scheduleSelfGuarded(after:_:)``). An executor that reserves a place
 /// for timed work up front (``PromiseExecutor/reserveTimerSlot()``: operation queues) gets that
 /// reservation at creation, before the timer is armed.
 ///
@@ -14,7 +15,7 @@
 ///
 /// An executor that will never run the timer (an event loop or a test loop that shut down, before
 /// or after the timer was armed) releases what it was given without running it. The timer notices
-/// (see ``PromiseTimerHold``) and calls its work with ``Firing/discarded``, so that the promise
+/// (``PromiseTimerJob/timerReleased()``, or ``PromiseTimerHold``) and calls its work with ``Firing/discarded``, so that the promise
 /// waiting on it (`delay`, `Promise(on:…after:)`, `retry`) ends cancelled instead of pending
 /// forever.
 ///
@@ -62,7 +63,7 @@ final class PromiseTimer: PromiseTimerTarget, @unchecked Sendable {
     @usableFromInline
     func arm(after delay: Duration, _ work: @escaping Work) {
         guard store(work) else { return }
-        armTimer(after: delay, on: executor, withState)
+        armTimer(after: delay, on: executor) { withState($0) }
     }
 
     /// Runs `work` on the destination with a synchronous trigger, without a timer (a zero
@@ -71,7 +72,7 @@ final class PromiseTimer: PromiseTimerTarget, @unchecked Sendable {
     @usableFromInline
     func runNow(on context: PromiseContext, _ work: @escaping Work) {
         guard store(work) else { return }
-        runTimerNow(on: context, withState)
+        runTimerNow(on: context) { withState($0) }
     }
 
     /// Keeps the work unless the timer was cancelled; false then.
@@ -89,7 +90,7 @@ final class PromiseTimer: PromiseTimerTarget, @unchecked Sendable {
         let (cancellation, work): (PromiseTimerCancellation, Work?) = lock.withLock {
             (state.cancel(), self.work.take())
         }
-        cancellation.perform()
+        cancellation.perform(on: executor)
         // `work` is released here, outside the lock.
         withExtendedLifetime(work) {}
     }

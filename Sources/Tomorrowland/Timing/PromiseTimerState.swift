@@ -15,7 +15,7 @@ struct PromiseTimerState {
         case idle
         /// Being armed: the executor has the work, the handle is on its way back.
         case arming
-        /// Armed: `handle` is the executor's.
+        /// Armed: the executor keeps the timer, and `handle` or `storedTimer` names it.
         case armed
         /// Cancelled, fired, or discarded by the executor.
         case done
@@ -29,6 +29,10 @@ struct PromiseTimerState {
     /// The place the executor reserved, until the timer is armed through it or cancelled.
     @usableFromInline
     var reservation: (any PromiseTimerReservation)?
+    /// The timer in the executor's own timers (``PromiseExecutor/storeTimer(_:after:)``), while
+    /// armed that way.
+    @usableFromInline
+    var storedTimer: PromiseTimerID?
 
     /// An idle timer with the place `reservation` (if the executor reserved one).
     @inlinable
@@ -55,14 +59,40 @@ struct PromiseTimerState {
         return true
     }
 
+    /// Records the timer that the executor stored itself; false if the timer was cancelled or
+    /// fired meanwhile, and the caller must cancel `id` (or merely forget it).
+    @inline(__always)
+    mutating func finishArming(storedAs id: PromiseTimerID) -> Bool {
+        guard phase == .arming else { return false }
+        storedTimer = id
+        phase = .armed
+        return true
+    }
+
     /// Ends the timer by a cancel; returns what to cancel outside the lock: the armed timer's
-    /// handle, or the place reserved for a timer that was never armed. (Being armed, the timer
-    /// has neither: ``finishArming(with:)`` cancels the handle that comes back.)
+    /// handle or stored timer, or the place reserved for a timer that was never armed. (Being
+    /// armed, the timer has none: ``finishArming(with:)`` and ``finishArming(storedAs:)`` leave
+    /// the cancel to their caller.)
     @inline(__always)
     mutating func cancel() -> PromiseTimerCancellation {
-        guard phase != .done else { return PromiseTimerCancellation(handle: nil, reservation: nil) }
+        guard phase != .done else {
+            return PromiseTimerCancellation(handle: nil, reservation: nil, storedTimer: nil)
+        }
         phase = .done
-        return PromiseTimerCancellation(handle: handle.take(), reservation: reservation.take())
+        return PromiseTimerCancellation(
+            handle: handle.take(), reservation: reservation.take(), storedTimer: storedTimer.take())
+    }
+
+    /// Ends the timer by a cancel if it is armed in its executor's own timers, the common case
+    /// (a deadline cancelled because its request finished): returns the stored timer's
+    /// identifier, to cancel outside the lock; nil, and nothing changed, otherwise (then use
+    /// ``cancel()``). Spares the common case moving the optional existentials of ``cancel()``.
+    @inline(__always)
+    mutating func cancelStored() -> PromiseTimerID? {
+        guard phase == .armed, let id = storedTimer else { return nil }
+        phase = .done
+        storedTimer = nil
+        return id
     }
 
     /// Ends an armed (or arming) timer because it fired or its executor released it; returns
@@ -71,6 +101,8 @@ struct PromiseTimerState {
     mutating func end() -> (wasArmed: Bool, handle: (any PromiseScheduledWork)?) {
         guard phase == .arming || phase == .armed else { return (false, nil) }
         phase = .done
+        // A stored timer needs nothing: the executor drops its reference after the call.
+        storedTimer = nil
         return (true, handle.take())
     }
 }
@@ -80,19 +112,26 @@ struct PromiseTimerState {
 struct PromiseTimerCancellation {
     var handle: (any PromiseScheduledWork)?
     var reservation: (any PromiseTimerReservation)?
+    var storedTimer: PromiseTimerID?
 
-    /// Cancels the handle, or frees the reservation. Call outside the owner's lock.
+    /// Cancels the handle or the stored timer (on `executor`, the one that stored it), or frees
+    /// the reservation. Call outside the owner's lock.
     @inline(__always)
-    func perform() {
+    func perform(on executor: @autoclosure () -> any PromiseExecutor) {
+        if let storedTimer {
+            executor().cancelStoredTimer(storedTimer)
+            return
+        }
         // Optional chaining borrows the existential instead of copying it out.
         handle?.cancel()
         reservation?.cancel()
     }
 }
 
-/// What a ``PromiseTimerHold`` calls: the owner of a ``PromiseTimerState``.
+/// The owner of a ``PromiseTimerState``: what a ``PromiseTimerHold`` calls, and what an executor
+/// that stores timers itself keeps (as a ``PromiseTimerJob``).
 @usableFromInline
-protocol PromiseTimerTarget: AnyObject, Sendable {
+protocol PromiseTimerTarget: PromiseTimerJob {
     /// The delay passed: runs the timer's work, on the executor (or, for a zero delay, as the
     /// context runs it), unless the timer was cancelled.
     ///
@@ -134,9 +173,16 @@ final class PromiseTimerHold: Sendable {
 }
 
 extension PromiseTimerTarget {
+    /// The executor that stored this timer calls it when it is due, on its own thread.
+    @usableFromInline
+    func timerFired() {
+        timerFired(resettingExecutingNow: true)
+    }
+
     /// Arms the timer kept in `state` (under the caller's lock, through `withState`): through the
-    /// reservation if the executor made one, with `executor.scheduleSelfGuarded(after:_:)`
-    /// otherwise.
+    /// reservation if the executor made one; else in the executor's own timers if it stores them
+    /// (``PromiseExecutor/storeTimer(_:after:)``: no allocation); else with
+    /// `executor.scheduleSelfGuarded(after:_:)`.
     /// Does nothing if the timer was cancelled already (a cancel may race an arm). Arm once.
     @inline(__always)
     func armTimer(
@@ -148,6 +194,14 @@ extension PromiseTimerTarget {
         guard begun.isArming else { return }
         // The executor is called outside the lock: it takes its own locks, and it may run the
         // work on another thread before `schedule` even returns.
+        if begun.reservation == nil, let id = executor.storeTimer(self, after: delay) {
+            var keep = false
+            withState { keep = $0.finishArming(storedAs: id) }
+            // Cancelled while the executor stored it: remove it. Fired meanwhile (another thread
+            // drives the executor): the identifier is stale, and cancelling it does nothing.
+            if !keep { executor.cancelStoredTimer(id) }
+            return
+        }
         let hold = PromiseTimerHold(self)
         let handle: any PromiseScheduledWork
         if let reservation = begun.reservation {

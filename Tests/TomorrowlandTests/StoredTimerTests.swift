@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import Tomorrowland
+
+/// `PromiseExecutor.storeTimer(_:after:)` and `cancelStoredTimer(_:)`: an executor that keeps
+/// promise timers itself gets the timer object (no closure, no handle), cancels it by identifier,
+/// and tells it when it will never run it; one that declines (the default) gets the self-guarded
+/// closure as before.
+@Suite("stored promise timers")
+struct StoredTimerTests {
+    @Test func anExecutorThatDoesNotImplementItStoresNothing() {
+        let executor = StoringTimerExecutor(stores: false)
+        #expect(executor.defaultStoreTimer() == nil)
+    }
+
+    @Test func everyPromiseTimerIsStoredByAnExecutorThatStoresTimers() {
+        let executor = StoringTimerExecutor(stores: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(5))
+        let after = Promise<Int, String>(on: .executor(executor), fulfilled: 1, after: .seconds(6))
+        let delayed = Promise<Int, String>(fulfilled: 2).delay(on: .executor(executor), .seconds(7))
+        #expect(
+            executor.events == [
+                "store 1 \(Duration.seconds(5))", "store 2 \(Duration.seconds(6))", "store 3 \(Duration.seconds(7))",
+            ])
+        executor.fireAll()
+        executor.runSubmitted()
+        #expect(timeout.result == .error(.timedOut))
+        #expect(after.result == .value(1))
+        #expect(delayed.result == .value(2))
+        #expect(executor.storedCount == 0)
+        withExtendedLifetime(resolver) {}
+    }
+
+    @Test func anExecutorThatDeclinesGetsTheSelfGuardedClosure() {
+        let executor = StoringTimerExecutor(stores: false)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(5))
+        #expect(executor.events == ["self-guarded \(Duration.seconds(5))"])
+        executor.fireAll()
+        executor.runSubmitted()
+        #expect(timeout.result == .error(.timedOut))
+        withExtendedLifetime(resolver) {}
+    }
+
+    @Test func aResolvedUpstreamCancelsTheStoredTimerByItsIdentifierInsideFulfil() {
+        let executor = StoringTimerExecutor(stores: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(30))
+        #expect(executor.storedCount == 1)
+        resolver.fulfill(with: 7)
+        #expect(executor.events == ["store 1 \(Duration.seconds(30))", "cancel 1"])
+        #expect(executor.storedCount == 0)
+        executor.runSubmitted()
+        #expect(timeout.result == .value(7))
+    }
+
+    @Test func aStoredTimerFiredAfterItWasCancelledDoesNothing() {
+        // An executor whose cancel from another thread races the timer's start may still fire it.
+        let executor = StoringTimerExecutor(stores: true, keepsCancelled: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(30))
+        let after = Promise<Int, String>(on: .executor(executor), fulfilled: 1, after: .seconds(5))
+        resolver.fulfill(with: 7)
+        after.requestCancel()
+        executor.fireAll()
+        executor.runSubmitted()
+        #expect(timeout.result == .value(7))
+        #expect(after.result == .cancelled)
+    }
+
+    @Test func aStoredTimerTheExecutorReleasesCancelsWhatWaitsOnItAndTheTimeoutsUpstream() {
+        let executor = StoringTimerExecutor(stores: true)
+        let requests = TimeTestRecorder<String>()
+        let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
+            $0.timeout(on: .executor(executor), delay: .seconds(30))
+        }
+        let delayed = Promise<Int, String>(fulfilled: 2).delay(on: .executor(executor), .seconds(7))
+        let retried = Promise<Int, String>.retry(
+            on: .executor(executor), attempts: 2, backoff: .fixed(.seconds(1))
+        ) { _ in Promise(rejected: "no") }
+        executor.runSubmitted()
+        #expect(executor.storedCount == 3)
+        executor.releaseAll()
+        executor.runSubmitted()
+        #expect(timeout.result == .cancelled)
+        #expect(requests.values == ["cancel requested"])
+        #expect(delayed.result == .cancelled)
+        #expect(retried.result == .cancelled)
+        // Released twice, or fired after the release: nothing more happens.
+        executor.releaseAll()
+        executor.fireAll()
+        #expect(timeout.result == .cancelled)
+        withExtendedLifetime(resolver) {}
+    }
+
+    @Test func aTimerCancelledWhileTheExecutorStoresItIsRemovedByItsIdentifier() {
+        // As if the upstream resolved on another thread between the store and its return.
+        let executor = StoringTimerExecutor(stores: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        executor.duringStore = { resolver.fulfill(with: 3) }
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(30))
+        #expect(executor.events == ["store 1 \(Duration.seconds(30))", "cancel 1"])
+        #expect(executor.storedCount == 0)
+        executor.runSubmitted()
+        #expect(timeout.result == .value(3))
+    }
+}
+
+/// Stores promise timers as an event loop does (or declines, as the default does), records every
+/// call, and fires or releases the stored timers when a test says so.
+private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
+    // Invariant: every `var` is only touched with `lock` held; timers and closures run outside it.
+    private let lock = NSLock()
+    private let stores: Bool
+    private let keepsCancelled: Bool
+    private var recorded: [String] = []
+    private var submitted: [@Sendable () -> Void] = []
+    private var stored: [(id: PromiseTimerID, timer: any PromiseTimerJob)] = []
+    private var closures: [@Sendable () -> Void] = []
+    private var nextSequence: UInt64 = 1
+    private var storeHook: (@Sendable () -> Void)?
+
+    init(stores: Bool, keepsCancelled: Bool = false) {
+        self.stores = stores
+        self.keepsCancelled = keepsCancelled
+    }
+
+    var events: [String] { lock.withLock { recorded } }
+    var storedCount: Int { lock.withLock { stored.count } }
+    /// Runs once inside the next `storeTimer`, after the timer is stored.
+    var duringStore: (@Sendable () -> Void)? {
+        get { lock.withLock { storeHook } }
+        set { lock.withLock { storeHook = newValue } }
+    }
+
+    private func record(_ event: String) {
+        lock.withLock { recorded.append(event) }
+    }
+
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        lock.withLock { submitted.append(work) }
+    }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
+        record("schedule \(delay)")
+        lock.withLock { closures.append(work) }
+        return NoHandle()
+    }
+
+    func scheduleSelfGuarded(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void
+    ) -> any PromiseScheduledWork {
+        record("self-guarded \(delay)")
+        lock.withLock { closures.append(work) }
+        return NoHandle()
+    }
+
+    func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
+        guard stores else { return nil }
+        let (id, hook) = lock.withLock { () -> (PromiseTimerID, (@Sendable () -> Void)?) in
+            let id = PromiseTimerID(slot: 0, sequence: nextSequence)
+            nextSequence += 1
+            stored.append((id, timer))
+            recorded.append("store \(id.sequence) \(delay)")
+            defer { storeHook = nil }
+            return (id, storeHook)
+        }
+        hook?()
+        return id
+    }
+
+    func cancelStoredTimer(_ id: PromiseTimerID) {
+        let removed = lock.withLock { () -> (any PromiseTimerJob)? in
+            recorded.append("cancel \(id.sequence)")
+            guard !keepsCancelled, let index = stored.firstIndex(where: { $0.id == id }) else { return nil }
+            return stored.remove(at: index).timer
+        }
+        // Released here, outside the lock.
+        withExtendedLifetime(removed) {}
+    }
+
+    var isCurrent: Bool { false }
+
+    /// What the protocol's default `storeTimer` answers.
+    func defaultStoreTimer() -> PromiseTimerID? {
+        DefaultOnly().storeTimer(DummyTimer(), after: .seconds(1))
+    }
+
+    /// Fires every stored timer and runs every timer closure, in the order they came.
+    func fireAll() {
+        let (timers, work) = lock.withLock {
+            defer {
+                stored = []
+                closures = []
+            }
+            return (stored.map(\.timer), closures)
+        }
+        for timer in timers { timer.timerFired() }
+        for item in work { item() }
+    }
+
+    /// Releases every stored timer unrun, as an executor that shut down does.
+    func releaseAll() {
+        let timers = lock.withLock {
+            defer { stored = [] }
+            return stored.map(\.timer)
+        }
+        for timer in timers { timer.timerReleased() }
+    }
+
+    /// Runs the submitted work, and what it submits, until none is left.
+    func runSubmitted() {
+        while true {
+            let work = lock.withLock {
+                defer { submitted = [] }
+                return submitted
+            }
+            if work.isEmpty { return }
+            for item in work { item() }
+        }
+    }
+}
+
+private struct NoHandle: PromiseScheduledWork {
+    func cancel() {}
+}
+
+/// An executor that implements only what it must: the protocol's defaults for the rest.
+private final class DefaultOnly: PromiseExecutor {
+    func submit(_ work: @escaping @Sendable () -> Void) {}
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
+        NoHandle()
+    }
+    var isCurrent: Bool { false }
+}
+
+private final class DummyTimer: PromiseTimerJob {
+    func timerFired() {}
+    func timerReleased() {}
+}
