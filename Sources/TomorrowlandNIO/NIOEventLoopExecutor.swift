@@ -8,9 +8,11 @@
     /// Work runs on the loop's thread, in submission order, never synchronously inside the call
     /// that submits it (not even on the loop's own thread): from another thread through the loop's
     /// `execute`, from the loop's own thread through a local FIFO that one NIO task drains in
-    /// batches (`NIOLoopLocalQueue`: a callback hop costs no NIO task); timers are the loop's own scheduled
-    /// callbacks (`scheduleCallback(in:handler:)`), so `timeout` and `delay` run on the loop's
-    /// clock. Every closure this executor is given runs on the loop's thread.
+    /// batches (`NIOLoopLocalQueue`: a callback hop costs no NIO task). Timers (`timeout`, `delay`)
+    /// run on the loop's clock: the executor keeps them in a heap of its own and arms one NIO
+    /// scheduled callback for the earliest deadline (`NIOLoopTimers`), so arming and cancelling a
+    /// timer on the loop's thread costs no NIO call. Every closure this executor is given runs on
+    /// the loop's thread.
     ///
     /// There is one executor per loop, which ``shared(for:)`` returns: the first use of a loop
     /// allocates it, later uses find it in a process-wide table. The executor refers to its loop
@@ -26,8 +28,8 @@
     ///   run, and the promise it would have resolved ends cancelled;
     /// - plain work (``submit(_:)``) is released without running;
     /// - a timer's work is released without running, and its handle's `cancel()` does nothing.
-    ///   NIO also cancels the timers still pending when the loop shuts down; their work is released
-    ///   unrun.
+    ///   When the loop shuts down, NIO cancels the executor's scheduled callback, and the timers
+    ///   still pending are released unrun: a `timeout` or `delay` waiting on one ends cancelled.
     ///
     /// ## A serial executor
     ///
@@ -64,10 +66,15 @@
         /// Internal for tests; touch only on the loop's thread.
         let local: NIOLoopLocalQueue
 
+        /// The loop's timers (see `NIOLoopTimers`). Internal for tests; touch only on the loop's
+        /// thread.
+        let timers: NIOLoopTimers
+
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop
             self.eventLoopID = ObjectIdentifier(eventLoop)
             self.local = NIOLoopLocalQueue(eventLoop: eventLoop)
+            self.timers = NIOLoopTimers(loop: NIOUnretainedLoop.make(eventLoop))
         }
 
         /// The loop this executor runs work on, or `nil` once the loop has been deallocated.
@@ -121,32 +128,6 @@
             }
             let box = NIOPromiseJobBox(consume job)
             eventLoop.execute { box.run() }
-        }
-
-        /// Runs `work` on the loop's thread once `delay` has passed, as a NIO scheduled callback
-        /// (`scheduleCallback(in:handler:)`).
-        ///
-        /// The deadline is taken when this is called (NIO's `now() + delay`); timers run in
-        /// deadline order, equal deadlines in scheduling order. The returned handle's `cancel()`
-        /// is safe from any thread: once it returns, `work` cannot start, and it is released (on
-        /// the cancelling thread, or on the loop's thread if it is running there). Scheduling on a
-        /// loop that was shut down returns a handle whose work never runs: it is released when NIO drops
-        /// the callback (at once, on the calling thread).
-        public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
-        {
-            let handle = NIOScheduledWork(work)
-            guard let eventLoop = weakEventLoop else {
-                handle.cancel()
-                return handle
-            }
-            do {
-                let callback = try eventLoop.scheduleCallback(in: delay.nioTimeAmount, handler: handle.makeHandler())
-                handle.attach(callback)
-            } catch {
-                // The loop was shut down (NIO throws `EventLoopError.shutdown`).
-                handle.cancel()
-            }
-            return handle
         }
 
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once

@@ -2,8 +2,9 @@
     import NIOCore
     import NIOPosix
 
-    /// A NIO loop, held without a reference count: queues closures with `execute`, and tells
-    /// whether it is the calling thread's `MultiThreadedEventLoopGroup` loop.
+    /// A NIO loop, held without a reference count: queues closures with `execute`, arms scheduled
+    /// callbacks, reads the loop's clock, and tells whether it is the calling thread's
+    /// `MultiThreadedEventLoopGroup` loop.
     ///
     /// Why: queueing a drain through an `unowned(unsafe)` existential costs a retain and a release
     /// of the loop per drain (Swift copies the reference to call through it), two atomic operations
@@ -14,6 +15,17 @@
     class NIOUnretainedLoop: @unchecked Sendable {
         /// The loop's `execute(_:)`, without retaining the loop.
         func execute(_ work: @escaping @Sendable () -> Void) {
+            preconditionFailure("NIOUnretainedLoop is abstract")
+        }
+
+        /// The loop's `now` (its own clock: virtual on an `EmbeddedEventLoop`), in uptime nanoseconds.
+        var now: UInt64 {
+            preconditionFailure("NIOUnretainedLoop is abstract")
+        }
+
+        /// The loop's `scheduleCallback(at:handler:)`, for a deadline in uptime nanoseconds on the
+        /// loop's clock; NIO's handle is not kept (the timers never cancel a callback).
+        func scheduleCallback(at deadline: UInt64, handler: NIOLoopTimerCallback) throws {
             preconditionFailure("NIOUnretainedLoop is abstract")
         }
 
@@ -42,6 +54,16 @@
 
         override func execute(_ work: @escaping @Sendable () -> Void) {
             loop._withUnsafeGuaranteedRef { $0.execute(work) }
+        }
+
+        override var now: UInt64 {
+            loop._withUnsafeGuaranteedRef { $0.now.uptimeNanoseconds }
+        }
+
+        override func scheduleCallback(at deadline: UInt64, handler: NIOLoopTimerCallback) throws {
+            try loop._withUnsafeGuaranteedRef {
+                _ = try $0.scheduleCallback(at: .uptimeNanoseconds(deadline), handler: handler)
+            }
         }
 
         override var isCurrentMultiThreadedEventLoop: Bool {

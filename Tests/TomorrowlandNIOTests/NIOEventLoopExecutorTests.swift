@@ -162,7 +162,9 @@
                 }
                 tracked = nil
                 handle.cancel()
-                #expect(watched.object == nil)
+                // Cancelled from another thread: the work cannot start any more, and the loop
+                // releases it (the cancel hops there to remove the timer).
+                #expect(await eventually { watched.object == nil })
                 handle.cancel()
                 // A timer cancelled from the loop's thread, before its deadline.
                 let onLoop = executor.schedule(after: .milliseconds(10)) { log.record("cancelled on loop ran") }
