@@ -60,6 +60,30 @@
             return handle
         }
 
+        /// Keeps a promise timer (a `timeout`, `delay`, `Promise(on:…after:)` or `retry` on this
+        /// loop) in the executor's timers as it is, when called on the loop's thread: no closure,
+        /// no handle, no allocation. The order of ``schedule(after:_:)`` applies.
+        ///
+        /// When due, `timer.timerFired()` runs on the loop's thread; when the loop shuts down, a
+        /// pending stored timer is released unrun with `timer.timerReleased()` (the promise
+        /// waiting on it ends cancelled), also when that happens inside this call.
+        ///
+        /// Returns `nil`, storing nothing, on another thread (only the loop's thread reaches the
+        /// timers, and the identifier is needed at once): the promise core then arms the timer
+        /// with ``scheduleSelfGuarded(after:_:)``, which hops to the loop.
+        public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
+            guard isCurrent else { return nil }
+            return timers.insert(at: timers.deadline(after: delay), work: .promiseTimer(timer)).promiseTimerID
+        }
+
+        /// Removes a timer stored with ``storeTimer(_:after:)`` and releases the executor's
+        /// reference to it, unrun, if it is still pending: at once on the loop's thread, through
+        /// a hop to the loop from another thread (the timer guards itself meanwhile: it does
+        /// nothing once cancelled).
+        public func cancelStoredTimer(_ id: PromiseTimerID) {
+            removeTimer(SchedulingCore.TimerID(id))
+        }
+
         /// Inserts `work` into the loop's timers, at once on the loop's thread, through one
         /// `execute` from another thread, and records where it is in `handle`.
         private func scheduleTimer(

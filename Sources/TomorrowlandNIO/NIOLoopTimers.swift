@@ -27,7 +27,8 @@
     /// Shutdown: NIO cancels the callbacks still pending when a loop shuts down
     /// (`didCancelScheduledCallback`), and drops, without calling either method, a callback armed on a
     /// loop that was shut down (`NIOLoopTimerArm`'s `deinit` tells). Either way every timer of the heap
-    /// is released unrun (late-work policy: a `timeout` or `delay` waiting on one ends cancelled).
+    /// is released unrun (late-work policy: a `timeout` or `delay` waiting on one ends cancelled; a
+    /// stored promise timer is told with `timerReleased()`).
     /// NIO cancels the callbacks only at shutdown (or, on an `EmbeddedEventLoop`, when the test cancels
     /// the loop's remaining tasks), since this type never cancels one.
     ///
@@ -76,7 +77,13 @@
         /// Adds a timer whose work is `work` and arms a NIO callback if it is due before every
         /// armed one. On the loop.
         func insert(at deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> SchedulingCore.TimerID {
-            let id = core.schedule(at: deadline, .closure(work))
+            insert(at: deadline, work: .closure(work))
+        }
+
+        /// Adds a timer that runs `work` (a closure, or a promise timer stored as it is) and arms a
+        /// NIO callback if it is due before every armed one. On the loop.
+        func insert(at deadline: UInt64, work: consuming LoopWork) -> SchedulingCore.TimerID {
+            let id = core.schedule(at: deadline, work)
             if deadline < earliestArmedDeadline { arm(at: deadline) }
             return id
         }
@@ -112,7 +119,12 @@
             var ran = 0
             while ran < Self.batchSize, let work = core.nextInRound() {
                 ran += 1
-                if case .closure(let body) = work { body() }
+                switch work {
+                case .closure(let body): body()
+                case .promiseTimer(let timer): timer.timerFired()
+                // Only closures and promise timers are ever inserted.
+                case .promiseJob, .job: preconditionFailure("NIOLoopTimers holds closures and promise timers only")
+                }
             }
             if ran == Self.batchSize {
                 // Cut short: the rest is due now, and goes on in a NIO task of its own.
@@ -133,8 +145,9 @@
         /// Releases every pending timer's work without running it, outside any state change (the
         /// releases may run deinitializers that schedule or cancel timers).
         private func releaseAll() {
-            let released = core.removeAllTimers()
-            _ = released
+            // A stored promise timer is told (`timerReleased()`: its promise ends cancelled); a
+            // closure is just released.
+            for work in core.removeAllTimers() { work.releaseUnrun() }
         }
 
         private func forget(armedDeadline deadline: UInt64) {
