@@ -15,13 +15,13 @@ extension Promise {
     @inlinable
     func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
         let child = DerivedBox<PromiseResult<U, F>>(handler: handler)
-        let promise = Promise<U, F>(box: child)
+        // Registered before it gets its handle: see `deriveCallback(on:storing:…)`.
         if propagatingCancel {
-            box.registerNewChild(child)
+            seal.withCore { $0.registerNewChild(child) }
         } else {
-            box.register(child)
+            seal.withCore { $0.register(child) }
         }
-        return promise
+        return Promise<U, F>(box: child)
     }
 
     /// Creates a propagating child whose callback runs on `context`.
@@ -100,9 +100,14 @@ extension Promise {
                 return .settled(child.settle(.cancelled))
             }
         }
-        let promise = Promise<U, F>(box: child)
-        box.registerNewChild(child)
-        return promise
+        // Registered before the child gets its handle, so that the handle takes over the
+        // reference the allocation returned (wrapping it first and registering it after cost a
+        // retain and a release of the child), and on the upstream borrowed from this promise's handle
+        // (reading `box` retained and released it around the call): two retain/release pairs per
+        // link (W1). Nothing can tell the difference: no one can reach the child before this
+        // returns.
+        seal.withCore { $0.registerNewChild(child) }
+        return Promise<U, F>(box: child)
     }
 
     /// A propagating child whose result is `transform(result)`, settled inline on the resolving
