@@ -15,13 +15,13 @@ extension Promise {
     @inlinable
     func derive<U, F>(propagatingCancel: Bool, _ handler: @escaping PromiseCore.Handler) -> Promise<U, F> {
         let child = DerivedBox<PromiseResult<U, F>>(handler: handler)
-        let promise = Promise<U, F>(box: child)
+        // Registered before it gets its handle: see `deriveCallback(on:storing:…)`.
         if propagatingCancel {
-            box.registerNewChild(child)
+            seal.withCore { $0.registerNewChild(child) }
         } else {
-            box.register(child)
+            seal.withCore { $0.register(child) }
         }
-        return promise
+        return Promise<U, F>(box: child)
     }
 
     /// Creates a propagating child whose callback runs on `context`.
@@ -68,14 +68,14 @@ extension Promise {
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
         body: @escaping (Storage.Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
-        typealias Box = CallbackBox<PromiseResult<U, F>, Storage?>
-        let child = Box(context: context, stored: storage) { child, source, stage in
+        typealias Box = CallbackBox<PromiseResult<U, F>, Storage.Slot>
+        let child = Box(context: context, stored: storage.slot) { child, source, stage in
             let child = unsafeDowncast(child, to: Box.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive:
                 if let passed = passThrough(result) {
-                    child.stored = nil
+                    Storage.clear(&child.stored)
                     return .settled(child.settle(passed))
                 }
                 // This handler captures nothing, so it may submit the job itself (see
@@ -84,7 +84,7 @@ extension Promise {
                 return .dispatch(child.context)
             case .run:
                 // Released at the end of this call, on the callback's context (B7).
-                let storage = child.stored.take().unsafelyUnwrapped
+                let storage = Storage.take(from: &child.stored)
                 if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
                     return .settled(child.settle(whenSuppressed(result)))
                 }
@@ -96,13 +96,18 @@ extension Promise {
                 }
             case .abandon:
                 // Released here, on the thread that learnt the callback will never run.
-                child.stored = nil
+                Storage.clear(&child.stored)
                 return .settled(child.settle(.cancelled))
             }
         }
-        let promise = Promise<U, F>(box: child)
-        box.registerNewChild(child)
-        return promise
+        // Registered before the child gets its handle, so that the handle takes over the
+        // reference the allocation returned (wrapping it first and registering it after cost a
+        // retain and a release of the child), and on the upstream borrowed from this promise's handle
+        // (reading `box` retained and released it around the call): two retain/release pairs per
+        // link (W1). Nothing can tell the difference: no one can reach the child before this
+        // returns.
+        seal.withCore { $0.registerNewChild(child) }
+        return Promise<U, F>(box: child)
     }
 
     /// A propagating child whose result is `transform(result)`, settled inline on the resolving

@@ -8,13 +8,14 @@
 /// second allocation per link, about 300 instructions with its retains and its free (W1,
 /// callgrind).
 ///
-/// `Stored` is always an optional ``CallbackStorage`` (see ``Promise/deriveCallback``): the
-/// token guard is stored only by the callbacks that have one, which keeps a `map` link's box
-/// within 120 bytes (see ``PromiseCore``'s fields). It is a generic parameter of its own, rather
-/// than a `Callback?` field, for the deinit's sake: a class's deinit is unspecialised generic
-/// code, and destroying a field of type `Optional<Callback>` there would cost a runtime metadata
-/// lookup per promise; a field whose type is the class's own parameter finds its metadata in the
-/// class metadata (see ``PromiseBox``).
+/// `Stored` is always the ``CallbackStorage/Slot`` of a ``CallbackStorage`` (see
+/// ``Promise/deriveCallback``), an optional: the token guard is stored only by the callbacks
+/// that have one, which keeps a `map` link's box within 120 bytes (see ``PromiseCore``'s
+/// fields). It is a generic parameter of its own, for the deinit's sake: a class's deinit is
+/// unspecialised generic code, and destroying a field of type `Optional<Callback>`, with
+/// `Callback` a parameter of the class, would cost a runtime metadata lookup for that optional
+/// per promise; a field whose type is the class's own parameter finds its metadata in the class
+/// metadata (see ``PromiseBox``).
 @usableFromInline
 final class CallbackBox<Result: StoredPromiseResult, Stored>: DerivedBox<Result>, @unchecked Sendable {
     /// Where the callback runs.
@@ -39,6 +40,21 @@ final class CallbackBox<Result: StoredPromiseResult, Stored>: DerivedBox<Result>
 @usableFromInline
 protocol CallbackStorage {
     associatedtype Callback
+    /// The type of the box's ``CallbackBox/stored``: an optional, `nil` once the callback was
+    /// taken out.
+    ///
+    /// A callback without a token is stored as a plain `Callback?`, not as an optional of this
+    /// wrapper: the box's deinit destroys the (empty) field through its type's value witnesses,
+    /// and those of an optional closure are the runtime's own, while an optional of a generic
+    /// struct goes through the struct's generated witnesses first (about 40 instructions more
+    /// per `map` link, W1).
+    associatedtype Slot
+    /// This callback in its slot.
+    var slot: Slot { get }
+    /// Takes the callback out of a full slot, which is `nil` afterwards.
+    static func take(from slot: inout Slot) -> Self
+    /// Empties a slot, releasing the callback unrun.
+    static func clear(_ slot: inout Slot)
     /// The user's closure.
     var callback: Callback { get }
     /// Suppresses the callback when its token was invalidated since registration.
@@ -57,6 +73,19 @@ struct PlainCallback<Callback>: CallbackStorage {
     }
 
     @inlinable
+    var slot: Callback? { callback }
+
+    @inlinable
+    static func take(from slot: inout Callback?) -> PlainCallback {
+        PlainCallback(callback: slot.take().unsafelyUnwrapped)
+    }
+
+    @inlinable
+    static func clear(_ slot: inout Callback?) {
+        slot = nil
+    }
+
+    @inlinable
     var tokenGuard: TokenGuard? { nil }
 }
 
@@ -72,6 +101,19 @@ struct GuardedCallback<Callback>: CallbackStorage {
     init(callback: Callback, tokenGuard: TokenGuard) {
         self.callback = callback
         self.guardNow = tokenGuard
+    }
+
+    @inlinable
+    var slot: GuardedCallback? { self }
+
+    @inlinable
+    static func take(from slot: inout GuardedCallback?) -> GuardedCallback {
+        slot.take().unsafelyUnwrapped
+    }
+
+    @inlinable
+    static func clear(_ slot: inout GuardedCallback?) {
+        slot = nil
     }
 
     @inlinable

@@ -174,7 +174,7 @@ enum CallbackDrain {
         guard var current = consume initial else { return }
         // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for
         // straight chains, because an exhausted list is replaced rather than suspended.
-        var suspended: [ReadyCallbacks] = []
+        var suspended = SuspendedCallbackLists()
         // An executor ``PromiseJobBatch`` found not to be serial: not asked again.
         var notSerial: ObjectIdentifier?
         while true {
@@ -202,10 +202,10 @@ enum CallbackDrain {
                 if let ready = node.fire(source: current.source, isSynchronous: false),
                     ready.head != nil
                 {
-                    if current.head != nil { suspended.append(current) }
+                    if current.head != nil { suspended.push(current) }
                     current = ready
                 }
-            } else if let resumed = suspended.popLast() {
+            } else if let resumed = suspended.pop() {
                 current = resumed
             } else {
                 return

@@ -13,6 +13,16 @@ final class PromiseSeal: Sendable {
         self.core = core
     }
 
+    /// Calls `body` with this handle's core, borrowed: no retain and release around the call.
+    ///
+    /// Reading `core` for a call otherwise retains it for the call's length, although the caller's
+    /// handle (this object) keeps it alive until the call returns.
+    @inlinable
+    @inline(__always)
+    func withCore<R>(_ body: (PromiseCore) -> R) -> R {
+        Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef(body)
+    }
+
     deinit {
         // Through `Unmanaged`: calling `core.seal()` directly retains and releases `core` around
         // the call, although this object keeps it alive until the deinit returns.
