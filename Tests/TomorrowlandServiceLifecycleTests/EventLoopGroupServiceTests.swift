@@ -105,7 +105,11 @@
             let elapsed = ContinuousClock.now - started
             #expect(events.entries == ["cancel requested, loop still open: true"])
             #expect(elapsed >= .milliseconds(200))
-            #expect(elapsed < .seconds(10))
+            // Generous: the grace timer is a `Task.sleep` on the cooperative pool, which the
+            // parallel test run can starve for seconds on a loaded 2-core machine (12 s measured
+            // once in CI). What this checks is that the drain, which never ends by itself, is cut
+            // short instead of hanging until the suite's time limit.
+            #expect(elapsed < .seconds(30))
             #expect(loop.isShutdownComplete)
             // Late work is abandoned: a callback aimed at the shut-down loop does not run, and its
             // promise ends cancelled.
