@@ -193,19 +193,22 @@
             let service = EventLoopGroupService(group: group)
             let first = Task { try await service.run() }
             let second = Task { try await service.run() }
-            // Whichever started second was refused at once; the other runs until cancelled.
-            var outcomes: [EventLoopServiceError?] = []
-            for task in [first, second] {
-                task.cancel()
-                do {
-                    try await task.value
-                    outcomes.append(nil)
-                } catch let error as EventLoopServiceError {
-                    outcomes.append(error)
+            // Whichever started second is refused at once and ends by itself; the other runs until
+            // cancelled. Cancelling either before that would let the first end before the second
+            // starts (which then finds the service finished), so wait for the refusal first.
+            let tasks = [first, second]
+            let outcomes = await withTaskGroup(of: (Int, Result<Void, any Error>).self) { group in
+                for (index, task) in tasks.enumerated() {
+                    group.addTask { (index, await task.result) }
                 }
+                // The first to end is the refused one; only then is the other cancelled.
+                var ended = [await group.next()!]
+                tasks[1 - ended[0].0].cancel()
+                ended.append(await group.next()!)
+                return ended
             }
-            #expect(outcomes.filter { $0 == nil }.count == 1)
-            #expect(outcomes.filter { $0 == .alreadyRunning }.count == 1)
+            #expect(throws: EventLoopServiceError.alreadyRunning) { try outcomes[0].1.get() }
+            #expect(throws: Never.self) { try outcomes[1].1.get() }
             await #expect(throws: EventLoopServiceError.alreadyFinished) { try await service.run() }
         }
     }
