@@ -73,14 +73,18 @@ extension Promise {
             let child = unsafeDowncast(child, to: Box.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
-            case .arrive:
+            case .arrive, .arriveHandingOver:
                 if let passed = passThrough(result) {
                     Storage.clear(&child.stored)
                     return .settled(child.settle(passed))
                 }
                 // This handler captures nothing, so it may submit the job itself (see
                 // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
-                if child.submitAsJob(onExecutorOf: child.context, source: source) { return .submitted }
+                if case .arriveHandingOver = stage {
+                    if child.submitAsJobHandingOver(onExecutorOf: child.context, source: source) { return .submitted }
+                } else if child.submitAsJob(onExecutorOf: child.context, source: source) {
+                    return .submitted
+                }
                 return .dispatch(child.context)
             case .run:
                 // Released at the end of this call, on the callback's context (B7).

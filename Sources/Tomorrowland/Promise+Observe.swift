@@ -90,7 +90,7 @@ extension Promise {
             let child = unsafeDowncast(child, to: PromiseBox<Value, Error>.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
-            case .arrive:
+            case .arrive, .arriveHandingOver:
                 return result.isCancelled ? .dispatch(context) : .settled(child.settle(result))
             case .run:
                 if tokenGuard?.isValid ?? true { onCancel() }

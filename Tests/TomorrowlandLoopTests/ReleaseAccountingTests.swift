@@ -101,6 +101,39 @@ struct ReleaseAccountingTests {
         loop.shutdown()
     }
 
+    @Test("callbacks a shut-down loop refuses when their upstream resolves end cancelled and are freed")
+    func refusedCallbacksEndCancelledAndAreFreed() {
+        // A drain hands its reference to a node over to the loop's job (W1's hop); a loop that
+        // is shut down abandons the job at once, on the resolving thread: the node must be
+        // released exactly once, whichever shape submitted it.
+        let loop = EventLoop()
+        let spy = ReleaseSpy()
+        let storages = Storages()
+        do {
+            let context = PromiseContext.loop(loop)
+            let (root, resolver) = IntPromise.makeWithResolver()
+            let (cancelledRoot, cancelledResolver) = IntPromise.makeWithResolver()
+            storages.watch(root)
+            storages.watch(cancelledRoot)
+            let mapped = root.map(on: context) { [token = spy.token()] value in withExtendedLifetime(token) { value } }
+            let tapped = root.tap(on: context) { [token = spy.token()] _ in withExtendedLifetime(token) {} }
+            let timed = root.timeout(on: context, delay: .seconds(60))
+            let observed = cancelledRoot.onCancel(on: context) { [token = spy.token()] in withExtendedLifetime(token) {}
+            }
+            for promise in [mapped, tapped, observed] { storages.watch(promise) }
+            storages.watch(timed)
+            loop.shutdown()
+            resolver.fulfill(with: 1)
+            cancelledResolver.cancel()
+            #expect(mapped.result == .cancelled)
+            #expect(observed.result == .cancelled)
+            #expect(tapped.result == .value(1))
+            #expect(timed.result == .cancelled)
+        }
+        #expect(storages.alive == 0, "\(storages.alive) of \(storages.count) promises still alive")
+        #expect(spy.releasedCount == 3)
+    }
+
     @Test("a cancelled watcher releases its handler, and the watcher itself is freed")
     func cancelledWatcherReleasesItsHandler() throws {
         let loop = EventLoop()

@@ -27,23 +27,50 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         // (A handler that returns `.submitted` captures nothing: there is nothing to release.)
         // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
         // general abstraction, and calling it then allocates a reabstraction thunk every time.
-        let outcome = handler!(self, source, .arrive)
-        switch outcome {
+        switch handler!(self, source, .arrive) {
         case .settled(let ready):
             handler = nil
             return ready
         case .submitted:
             return nil
         case .dispatch(let context):
-            switch context.route(isSynchronous: isSynchronous) {
-            case .inline(let flag):
-                let work = handler!
-                handler = nil
-                return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
-            case .executor(let executor):
-                submitAsJob(to: executor, source: source)
-                return nil
-            }
+            return dispatch(to: context, source: source, isSynchronous: isSynchronous)
+        }
+    }
+
+    /// Runs the callback inline or submits this box to an executor, as `context` routes it: the
+    /// `.dispatch` outcome of the handler's `.arrive` stage.
+    @inline(__always)
+    private final func dispatch(to context: PromiseContext, source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks?
+    {
+        switch context.route(isSynchronous: isSynchronous) {
+        case .inline(let flag):
+            let work = handler!
+            handler = nil
+            return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
+        case .executor(let executor):
+            submitAsJob(to: executor, source: source)
+            return nil
+        }
+    }
+
+    /// ``fire(source:isSynchronous:)`` from a drain that hands its reference to this box over:
+    /// released here, or kept by the job when the handler submits the box to an executor.
+    @usableFromInline
+    override final func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
+        switch handler!(self, source, .arriveHandingOver) {
+        case .settled(let ready):
+            handler = nil
+            // The drain's reference, released as this call ends.
+            _ = Unmanaged.passUnretained(self).takeRetainedValue()
+            return ready
+        case .submitted:
+            // The job holds the drain's reference now.
+            return nil
+        case .dispatch(let context):
+            // The drain's reference, owned here: released as this call ends.
+            let owned = Unmanaged.passUnretained(self).takeRetainedValue()
+            return owned.dispatch(to: context, source: source, isSynchronous: false)
         }
     }
 

@@ -27,6 +27,15 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
         return nil
     }
 
+    /// ``fire(source:isSynchronous:)`` from a drain, which hands its reference over: released
+    /// here (an override of its own, so that the drain's call is one dynamic dispatch).
+    @usableFromInline
+    override func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
+        // The drain's reference, owned here: released as this call ends.
+        let owned = Unmanaged.passUnretained(self).takeRetainedValue()
+        return owned.fire(source: source, isSynchronous: false)
+    }
+
     /// The loop this observer is bound for, when its context is an executor: firing it there
     /// only submits it (see ``PromiseJobBatch``).
     override var batchExecutorIdentity: ObjectIdentifier? { context.batchingExecutorIdentity }

@@ -20,6 +20,15 @@ final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
     override func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         transfer(source, target)
     }
+
+    /// ``fire(source:isSynchronous:)`` from a drain, which hands its reference over: released
+    /// here (an override of its own, so that the drain's call is one dynamic dispatch).
+    @usableFromInline
+    override func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
+        // The drain's reference, owned here: released as this call ends.
+        let owned = Unmanaged.passUnretained(self).takeRetainedValue()
+        return owned.fire(source: source, isSynchronous: false)
+    }
 }
 
 extension ResultBox {

@@ -128,6 +128,11 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
 enum HandlerStage {
     /// The upstream resolved; decide whether the callback must run (on the thread that fired).
     case arrive
+    /// ``arrive`` from a ``CallbackDrain``, which hands its reference to the node over: a handler
+    /// that submits the box as a job passes `handingOver: true` to
+    /// ``PromiseCallbackNode/submitAsJob(onExecutorOf:source:handingOver:)``, so that the job takes
+    /// that reference instead of a new one (and then returns ``HandlerOutcome/submitted``).
+    case arriveHandingOver
     /// Run the callback (on its context).
     case run
     /// The context's executor will never run the callback (it shut down): release what the

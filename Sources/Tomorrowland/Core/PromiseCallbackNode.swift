@@ -36,6 +36,19 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         preconditionFailure("PromiseCallbackNode.fire must be overridden")
     }
 
+    /// ``fire(source:isSynchronous:)`` from a ``CallbackDrain`` (not synchronous), which hands
+    /// over its reference to this node: the call releases it, or gives it to the executor the
+    /// node is submitted to (one retain and one release fewer per hop).
+    ///
+    /// - Important: The caller must hold that reference unmanaged (it neither uses nor releases
+    ///   the node after this call).
+    @usableFromInline
+    func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
+        // The drain's reference, owned here: released as this call ends.
+        let owned = Unmanaged.passUnretained(self).takeRetainedValue()
+        return owned.fire(source: source, isSynchronous: false)
+    }
+
     /// The identity of the serial-executor candidate this node would be submitted to when it
     /// fires from a drain, if firing it there does nothing but submit it (no user code, no
     /// settling): such nodes may go to the executor together, as one ``PromiseJobBatch``.
@@ -73,6 +86,14 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         executor.submit(job: self)
     }
 
+    /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`, with
+    /// the caller's reference to the node (which the caller must no longer release).
+    @inline(__always)
+    final func submitAsJobHandingOver(to executor: any PromiseExecutor, source: PromiseCore) {
+        next = source
+        executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
+    }
+
     /// Hands this node to `executor` as a job that needs no promise: it will run
     /// ``runWithoutSource()`` (a node that keeps its own copy of the result, ``TapNode``).
     final func submitAsJob(to executor: any PromiseExecutor) {
@@ -91,6 +112,20 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         switch context {
         case .executor(let executor):
             submitAsJob(to: executor, source: source)
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// ``submitAsJob(onExecutorOf:source:)`` with the caller's reference to the node, which the
+    /// job takes instead of a new one (``HandlerStage/arriveHandingOver``).
+    @usableFromInline
+    @inline(__always)
+    final func submitAsJobHandingOver(onExecutorOf context: borrowing PromiseContext, source: PromiseCore) -> Bool {
+        switch context {
+        case .executor(let executor):
+            submitAsJobHandingOver(to: executor, source: source)
             return true
         default:
             return false
@@ -199,7 +234,11 @@ enum CallbackDrain {
                         break
                     }
                 }
-                if let ready = node.fire(source: current.source, isSynchronous: false),
+                // The drain's reference to the node goes to the call (see `fireHandingOver`): a
+                // node submitted to an executor keeps it as the job's.
+                if let ready = Unmanaged.passRetained(consume node)._withUnsafeGuaranteedRef({
+                    $0.fireHandingOver(source: current.source)
+                }),
                     ready.head != nil
                 {
                     if current.head != nil { suspended.push(current) }

@@ -158,6 +158,33 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         return nil
     }
 
+    /// ``fire(source:isSynchronous:)`` from a drain, which hands its reference over: kept by the
+    /// job on an executor context, released here otherwise.
+    @usableFromInline
+    override func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
+        // The common case: the job takes the drain's reference.
+        switch context {
+        case .executor(let executor):
+            if invoke(self, .capture(source)) {
+                executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
+            } else {
+                submitAsJobHandingOver(to: executor, source: source)
+            }
+            return nil
+        default:
+            break
+        }
+        switch context.route(isSynchronous: false) {
+        case .inline(let flag):
+            runInline(isExecutingNow: flag) { _ = invoke(self, .run(source)) }
+        case .executor(let executor):
+            submitAsJob(to: executor, capturing: source)
+        }
+        // The drain's reference, released as this call ends.
+        _ = Unmanaged.passUnretained(self).takeRetainedValue()
+        return nil
+    }
+
     /// Hands this node to `executor` as a job, with the result in the slot if it fits, else
     /// holding `source`.
     @inline(__always)

@@ -75,11 +75,15 @@ extension Promise {
         ) { child, source, stage in
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {
-            case .arrive:
+            case .arrive, .arriveHandingOver:
                 // Already settled by the timer: a job would only find it resolved (and would keep
                 // the context's executor busy, or alive, for nothing).
                 if child.upstreamArrived() { return .settled(nil) }
-                if child.submitAsJob(onExecutorOf: child.context, source: source) { return .submitted }
+                if case .arriveHandingOver = stage {
+                    if child.submitAsJobHandingOver(onExecutorOf: child.context, source: source) { return .submitted }
+                } else if child.submitAsJob(onExecutorOf: child.context, source: source) {
+                    return .submitted
+                }
                 return .dispatch(child.context)
             case .run:
                 return .settled(child.settle(child.transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
