@@ -91,14 +91,16 @@ struct TCPListenerGracefulShutdownTests {
         defer { server.stop() }
         let drained = server.listener.shutdownGracefully(within: .seconds(30))
         // Refused once the socket is closed; before that, the kernel may complete the handshake
-        // from the backlog, and the connection is then reset or ended, never handed over.
+        // from the backlog, and the connection is then reset or ended, never handed over. A
+        // handshake the close cuts short fails `connect` itself with a reset (seen once under
+        // ThreadSanitizer in CI).
         switch BlockingTCPClient.connect(port: server.listener.localPort, timeout: .seconds(5)) {
         case .success(let late):
             let (bytes, end) = late.readToEnd()
             #expect(bytes.isEmpty)
             #expect(end == .reset || end == .endOfInput)
         case .failure(let error):
-            #expect(error.errno == ECONNREFUSED)
+            #expect(error.errno == ECONNREFUSED || error.errno == ECONNRESET)
         }
         #expect(Outcome(blockingResult(of: drained)) == Outcome<NoError>.fulfilled)
         #expect(server.acceptedCount == 0)
