@@ -68,14 +68,14 @@ extension Promise {
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
         body: @escaping (Storage.Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
-        typealias Box = CallbackBox<PromiseResult<U, F>, Storage.Slot>
-        let child = Box(context: context, stored: storage.slot) { child, source, stage in
+        typealias Box = CallbackBox<PromiseResult<U, F>, Storage>
+        let child = Box(context: context, storage: storage) { child, source, stage in
             let child = unsafeDowncast(child, to: Box.self)
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive, .arriveHandingOver:
                 if let passed = passThrough(result) {
-                    Storage.clear(&child.stored)
+                    child.clearStorage()
                     return .settled(child.settle(passed))
                 }
                 // This handler captures nothing, so it may submit the job itself (see
@@ -88,7 +88,7 @@ extension Promise {
                 return .dispatch(child.context)
             case .run:
                 // Released at the end of this call, on the callback's context (B7).
-                let storage = Storage.take(from: &child.stored)
+                let storage = child.takeStorage()
                 if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
                     return .settled(child.settle(whenSuppressed(result)))
                 }
@@ -100,7 +100,7 @@ extension Promise {
                 }
             case .abandon:
                 // Released here, on the thread that learnt the callback will never run.
-                Storage.clear(&child.stored)
+                child.clearStorage()
                 return .settled(child.settle(.cancelled))
             }
         }

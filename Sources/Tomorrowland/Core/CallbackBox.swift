@@ -8,53 +8,124 @@
 /// second allocation per link, about 300 instructions with its retains and its free (W1,
 /// callgrind).
 ///
-/// `Stored` is always the ``CallbackStorage/Slot`` of a ``CallbackStorage`` (see
-/// ``Promise/deriveCallback``), an optional: the token guard is stored only by the callbacks
-/// that have one, which keeps a `map` link's box within 120 bytes (see ``PromiseCore``'s
-/// fields). It is a generic parameter of its own, for the deinit's sake: a class's deinit is
-/// unspecialised generic code, and destroying a field of type `Optional<Callback>`, with
-/// `Callback` a parameter of the class, would cost a runtime metadata lookup for that optional
-/// per promise; a field whose type is the class's own parameter finds its metadata in the class
-/// metadata (see ``PromiseBox``).
+/// ## The callback's storage
+/// The callback (a ``CallbackStorage``: the user's closure, and the token guard of callbacks
+/// that have one) lives in ``rawStorage``, words of a trivial type, and
+/// ``DerivedBox/holdsCallback`` says whether it is there. A class's deinit is unspecialised
+/// generic code: a field of the callback's own (generic) type would be destroyed there through
+/// its type's value witnesses, and for an optional closure (empty by then in all but a rare
+/// case) that cost ~40 instructions per `map` link (W1). A field of a type known to be trivial
+/// (`BitwiseCopyable`) is not destroyed at all; the deinit destroys the callback itself, through
+/// its type, only when it is still there.
+///
+/// Soundness: every access reads and writes the callback as `Storage`, through a pointer to
+/// ``rawStorage`` typed `Storage` (``withStorage(_:)``): a closure inside is stored and loaded at
+/// one and the same abstraction (unlike a closure bit-cast to another function type, which may
+/// not come back at the abstraction it is called with). ``rawStorage`` is never read as its own
+/// type; being trivial, it needs no destruction, and Swift values may be moved bitwise, so the
+/// words are a valid home for the value wherever the compiler keeps them. `Storage` fits in them
+/// (checked by ``fits``, a constant in specialised code, and by `precondition` in `init`).
+///
+/// Kept within 120 bytes for a `map` link (see ``PromiseCore``'s fields): the flag sits in the
+/// padding after a small result, and `Storage.Raw` is as large as the plain callback, 16 bytes.
 @usableFromInline
-final class CallbackBox<Result: StoredPromiseResult, Stored>: DerivedBox<Result>, @unchecked Sendable {
+final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: DerivedBox<Result>,
+    @unchecked Sendable
+{
     /// Where the callback runs.
     @usableFromInline
     let context: PromiseContext
-    /// The user's closure (and token guard), until whoever runs it takes it out and sets `nil`,
-    /// so that it is released on its context (B7).
+    /// Raw storage for the callback, while ``DerivedBox/holdsCallback``; see the type's
+    /// discussion. Whoever runs the callback takes it out, so that it is released on its context
+    /// (B7).
     @usableFromInline
     @exclusivity(unchecked)
-    var stored: Stored
+    var rawStorage: Storage.Raw
 
-    /// A pending derived box.
+    /// A pending derived box that holds `storage`.
     @inlinable
-    init(context: PromiseContext, stored: Stored, handler: @escaping Handler) {
+    init(context: PromiseContext, storage: Storage, handler: @escaping Handler) {
+        precondition(Self.fits, "a callback's storage must fit its raw words")
         self.context = context
-        self.stored = stored
+        self.rawStorage = Storage.Raw()
         super.init(handler: handler)
+        withStorage { $0.initialize(to: storage) }
+        holdsCallback = true
     }
+
+    deinit {
+        // A box that dies with its callback (a job its executor dropped without running or
+        // abandoning it) releases it here; every other box has given it up by now.
+        if holdsCallback { clearStorage() }
+    }
+
+    /// Whether `Storage` fits in `Storage.Raw` (a constant in specialised code).
+    @inlinable
+    static var fits: Bool {
+        MemoryLayout<Storage>.size <= MemoryLayout<Storage.Raw>.size
+            && MemoryLayout<Storage>.alignment <= MemoryLayout<Storage.Raw>.alignment
+    }
+
+    /// Calls `body` with ``rawStorage`` as memory for one `Storage`.
+    @inlinable
+    @inline(__always)
+    final func withStorage<R>(_ body: (UnsafeMutablePointer<Storage>) -> R) -> R {
+        withUnsafeMutableBytes(of: &rawStorage) {
+            body($0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Storage.self))
+        }
+    }
+
+    /// Moves the callback out; the box holds it no more. Call only while it holds it.
+    @inlinable
+    @inline(__always)
+    final func takeStorage() -> Storage {
+        holdsCallback = false
+        return withStorage { $0.move() }
+    }
+
+    /// Releases the callback unrun; the box holds it no more. Call only while it holds it.
+    @inlinable
+    @inline(__always)
+    final func clearStorage() {
+        holdsCallback = false
+        withStorage { _ = $0.move() }
+    }
+}
+
+/// Words of raw storage for a callback in a ``CallbackBox``: a trivial type, so that the box's
+/// deinit does not destroy it.
+@usableFromInline
+protocol CallbackWords: BitwiseCopyable {
+    /// Zeroed words.
+    init()
+}
+
+/// Two words: a closure.
+@usableFromInline
+struct TwoCallbackWords: CallbackWords {
+    @usableFromInline
+    var words: (UInt, UInt) = (0, 0)
+
+    @inlinable
+    init() {}
+}
+
+/// Four words: a closure and a ``TokenGuard``.
+@usableFromInline
+struct FourCallbackWords: CallbackWords {
+    @usableFromInline
+    var words: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
+
+    @inlinable
+    init() {}
 }
 
 /// A callback as a ``CallbackBox`` stores it: with or without a token guard.
 @usableFromInline
 protocol CallbackStorage {
     associatedtype Callback
-    /// The type of the box's ``CallbackBox/stored``: an optional, `nil` once the callback was
-    /// taken out.
-    ///
-    /// A callback without a token is stored as a plain `Callback?`, not as an optional of this
-    /// wrapper: the box's deinit destroys the (empty) field through its type's value witnesses,
-    /// and those of an optional closure are the runtime's own, while an optional of a generic
-    /// struct goes through the struct's generated witnesses first (about 40 instructions more
-    /// per `map` link, W1).
-    associatedtype Slot
-    /// This callback in its slot.
-    var slot: Slot { get }
-    /// Takes the callback out of a full slot, which is `nil` afterwards.
-    static func take(from slot: inout Slot) -> Self
-    /// Empties a slot, releasing the callback unrun.
-    static func clear(_ slot: inout Slot)
+    /// The raw words the box keeps this in (see ``CallbackBox``).
+    associatedtype Raw: CallbackWords
     /// The user's closure.
     var callback: Callback { get }
     /// Suppresses the callback when its token was invalidated since registration.
@@ -65,24 +136,14 @@ protocol CallbackStorage {
 @usableFromInline
 struct PlainCallback<Callback>: CallbackStorage {
     @usableFromInline
+    typealias Raw = TwoCallbackWords
+
+    @usableFromInline
     let callback: Callback
 
     @inlinable
     init(callback: Callback) {
         self.callback = callback
-    }
-
-    @inlinable
-    var slot: Callback? { callback }
-
-    @inlinable
-    static func take(from slot: inout Callback?) -> PlainCallback {
-        PlainCallback(callback: slot.take().unsafelyUnwrapped)
-    }
-
-    @inlinable
-    static func clear(_ slot: inout Callback?) {
-        slot = nil
     }
 
     @inlinable
@@ -93,6 +154,9 @@ struct PlainCallback<Callback>: CallbackStorage {
 @usableFromInline
 struct GuardedCallback<Callback>: CallbackStorage {
     @usableFromInline
+    typealias Raw = FourCallbackWords
+
+    @usableFromInline
     let callback: Callback
     @usableFromInline
     let guardNow: TokenGuard
@@ -101,19 +165,6 @@ struct GuardedCallback<Callback>: CallbackStorage {
     init(callback: Callback, tokenGuard: TokenGuard) {
         self.callback = callback
         self.guardNow = tokenGuard
-    }
-
-    @inlinable
-    var slot: GuardedCallback? { self }
-
-    @inlinable
-    static func take(from slot: inout GuardedCallback?) -> GuardedCallback {
-        slot.take().unsafelyUnwrapped
-    }
-
-    @inlinable
-    static func clear(_ slot: inout GuardedCallback?) {
-        slot = nil
     }
 
     @inlinable

@@ -6,6 +6,12 @@
 /// words. Its methods are unspecialised generic code, but they touch only non-generic fields.
 @usableFromInline
 class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sendable {
+    /// Whether this box (a ``CallbackBox``) still holds its callback. Declared here, before
+    /// ``handler``, so that it takes a byte of the padding after a small result (`Int`: the 7
+    /// bytes before `handler`) instead of growing the ``CallbackBox``.
+    @usableFromInline
+    @exclusivity(unchecked)
+    final var holdsCallback = false
     /// The work that settles this promise from its upstream's result. Belongs to whoever owns
     /// the node (see ``PromiseCallbackNode``), not to the lock.
     @usableFromInline

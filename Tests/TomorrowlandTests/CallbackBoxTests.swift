@@ -1,0 +1,102 @@
+import Testing
+
+@testable import Tomorrowland
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A callback's box keeps the user's closure (and token guard) in raw words and releases it by
+/// hand: whoever runs the callback takes it out, a pass-through or an abandoned job clears it, and
+/// a box that dies still holding it (a job its executor dropped without running or abandoning
+/// it) releases it in its deinit. Each way, the closure is released exactly once.
+@Suite("Callback box")
+struct CallbackBoxTests {
+    /// Maps a fulfilled promise on `executor` with a closure that captures a spy, drops every
+    /// handle, and returns the deaths the spy reports.
+    static func mapWithWaitingJob(
+        on executor: ManualJobExecutor, token: PromiseInvalidationToken? = nil, runs: Recorder<Int>
+    ) -> Recorder<DeinitSpy.Death> {
+        let deaths = Recorder<DeinitSpy.Death>()
+        let spy = DeinitSpy("callback", reportingTo: deaths)
+        let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+        _ = promise.map(on: .executor(executor), token: token) { value -> Int in
+            spy.touch()
+            runs.record(value)
+            return value
+        }
+        resolver.fulfill(with: 1)
+        return deaths
+    }
+
+    @Test("a box whose job is dropped unrun releases its callback once, unrun")
+    func droppedJobReleasesTheCallbackOnce() {
+        let executor = ManualJobExecutor()
+        let runs = Recorder<Int>()
+        let deaths = Self.mapWithWaitingJob(on: executor, runs: runs)
+        #expect(executor.pendingCount == 1)
+        #expect(deaths.values.isEmpty, "the job holds the box, and the box the callback")
+        executor.dropPending()
+        #expect(deaths.values.map(\.name) == ["callback"])
+        #expect(runs.values.isEmpty)
+    }
+
+    @Test("a box with a token guard whose job is dropped unrun releases its callback once, unrun")
+    func droppedGuardedJobReleasesTheCallbackOnce() {
+        let executor = ManualJobExecutor()
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let runs = Recorder<Int>()
+        let deaths = Self.mapWithWaitingJob(on: executor, token: token, runs: runs)
+        #expect(deaths.values.isEmpty)
+        executor.dropPending()
+        #expect(deaths.values.map(\.name) == ["callback"])
+        #expect(runs.values.isEmpty)
+    }
+
+    @Test("a box whose job runs releases its callback once, when it has run")
+    func runJobReleasesTheCallbackOnce() {
+        let executor = ManualJobExecutor()
+        let token = PromiseInvalidationToken(invalidateOnDeinit: false)
+        let runs = Recorder<Int>()
+        let deaths = Self.mapWithWaitingJob(on: executor, token: token, runs: runs)
+        executor.runPending()
+        #expect(runs.values == [1])
+        #expect(deaths.values.map(\.name) == ["callback"])
+    }
+
+    @Test("a callback that does not apply is released once, on the resolving thread, unrun")
+    func passThroughReleasesTheCallbackOnce() {
+        let executor = ManualJobExecutor()
+        let deaths = Recorder<DeinitSpy.Death>()
+        let runs = Recorder<Int>()
+        do {
+            let spy = DeinitSpy("callback", reportingTo: deaths)
+            let (promise, resolver) = Promise<Int, TestError>.makeWithResolver()
+            let mapped = promise.map(on: .executor(executor)) { value -> Int in
+                spy.touch()
+                runs.record(value)
+                return value
+            }
+            resolver.reject(with: .boom)
+            #expect(mapped.result == .error(.boom))
+        }
+        #expect(executor.pendingCount == 0)
+        #expect(deaths.values.map(\.name) == ["callback"])
+        #expect(runs.values.isEmpty)
+    }
+
+    #if canImport(Glibc)
+        @Test("a map link's box takes at most 120 bytes (glibc's fast bins)")
+        func mapBoxFitsTheFastBins() throws {
+            let (promise, _) = Promise<Int, Never>.makeWithResolver()
+            let mapped = promise.map(on: .immediate) { $0 + 1 }
+            // Not in Glibc's module map (malloc.h): looked up by name.
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let address = UnsafeMutableRawPointer(Unmanaged.passUnretained(mapped.box).toOpaque())
+            // glibc rounds a request of at most 120 bytes up to a 128-byte chunk (120 usable).
+            #expect(usableSize(address) <= 120)
+        }
+    #endif
+}
