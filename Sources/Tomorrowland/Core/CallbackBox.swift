@@ -56,7 +56,14 @@ final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: 
     deinit {
         // A box that dies with its callback (a job its executor dropped without running or
         // abandoning it) releases it here; every other box has given it up by now.
-        if holdsCallback { clearStorage() }
+        if holdsCallback { releaseHeldCallback() }
+    }
+
+    /// ``clearStorage()`` for the deinit, out of line: inlined, it made the deinit set up the
+    /// stack frame of this rare path on every call.
+    @inline(never)
+    private final func releaseHeldCallback() {
+        clearStorage()
     }
 
     /// Whether `Storage` fits in `Storage.Raw` (a constant in specialised code).

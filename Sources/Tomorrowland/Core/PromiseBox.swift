@@ -70,8 +70,17 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
         // Unresolved storage that dies is cancelled: its callbacks see `.cancelled`. Nothing
         // else can reach the box now, so no lock is needed. `self` must not escape a deinit, so
         // the callbacks read their result from a stand-in box.
-        guard status != .resolved, let head = callbackHead else { return }
-        callbackHead = nil
+        guard status != .resolved, callbackHead != nil else { return }
+        runCallbacksCancelled()
+    }
+
+    /// The callbacks of a box that dies unresolved, run with `.cancelled`.
+    ///
+    /// Out of line on purpose: inlined, the deinit set up the stack frame of this rare path (a
+    /// stand-in box, a result of a type known only from the metadata) on every call.
+    @inline(never)
+    private final func runCallbacksCancelled() {
+        let head = callbackHead.take().unsafelyUnwrapped
         CallbackDrain.run(
             ReadyCallbacks(source: ResultBox(result: .cancelledResult), head: PromiseCallbackNode.reversed(head)))
     }
