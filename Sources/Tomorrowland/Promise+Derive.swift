@@ -32,6 +32,8 @@ extension Promise {
     ///   - passThrough: The child's result when the callback does not apply to the upstream
     ///     result (settled on the resolving thread, no context hop), or `nil` when it applies.
     ///   - callback: The user's closure.
+    ///   - propagatingCancel: Whether the new promise counts as a propagating observer of this
+    ///     one (D3); true for every family but `onCancel`.
     ///   - body: Runs `callback` on `context` and says how the child settles.
     ///
     /// Always inlined into the callback families: `whenSuppressed`, `passThrough` and `body` are
@@ -45,16 +47,18 @@ extension Promise {
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
         callback: Callback,
+        propagatingCancel: Bool = true,
         body: @escaping (Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
         if let tokenGuard = token.guardNow {
             return deriveCallback(
                 on: context, storing: GuardedCallback(callback: callback, tokenGuard: tokenGuard),
-                whenSuppressed: whenSuppressed, passThrough: passThrough, body: body)
+                whenSuppressed: whenSuppressed, passThrough: passThrough, propagatingCancel: propagatingCancel,
+                body: body)
         }
         return deriveCallback(
             on: context, storing: PlainCallback(callback: callback),
-            whenSuppressed: whenSuppressed, passThrough: passThrough, body: body)
+            whenSuppressed: whenSuppressed, passThrough: passThrough, propagatingCancel: propagatingCancel, body: body)
     }
 
     /// ``deriveCallback(on:token:whenSuppressed:passThrough:callback:body:)`` for one way of
@@ -66,14 +70,20 @@ extension Promise {
         storing storage: Storage,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
+        propagatingCancel: Bool,
         body: @escaping (Storage.Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
         typealias Box = CallbackBox<PromiseResult<U, F>, Storage>
         let child = Box(context: context, storage: storage) { child, source, stage in
             let child = unsafeDowncast(child, to: Box.self)
-            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
             switch stage {
             case .arrive, .arriveHandingOver:
+                if child.isAdopting {
+                    // The promise the callback returned resolved (see `adoptAfterCallback(_:)`):
+                    // `source` is that promise, of the child's own type.
+                    return .settled(child.settle(PromiseBox<U, F>.resolvedResult(of: source)))
+                }
+                let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 if let passed = passThrough(result) {
                     child.clearStorage()
                     return .settled(child.settle(passed))
@@ -87,6 +97,7 @@ extension Promise {
                 }
                 return .dispatch(child.context)
             case .run:
+                let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // Released at the end of this call, on the callback's context (B7).
                 let storage = child.takeStorage()
                 if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
@@ -110,7 +121,11 @@ extension Promise {
         // (reading `box` retained and released it around the call): two retain/release pairs per
         // link (W1). Nothing can tell the difference: no one can reach the child before this
         // returns.
-        seal.withCore { $0.registerNewChild(child) }
+        if propagatingCancel {
+            seal.withCore { $0.registerNewChild(child) }
+        } else {
+            seal.withCore { $0.register(child) }
+        }
         return Promise<U, F>(box: child)
     }
 

@@ -84,20 +84,14 @@ extension Promise {
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onCancel: @escaping @Sendable () -> Void
     ) -> Promise<Value, Error> {
-        let tokenGuard = token.guardNow
         let upstream = UpstreamReferenceBox(box)
-        let promise: Promise<Value, Error> = derive(propagatingCancel: false) { child, source, stage in
-            let child = unsafeDowncast(child, to: PromiseBox<Value, Error>.self)
-            let result = PromiseBox<Value, Error>.resolvedResult(of: source)
-            switch stage {
-            case .arrive, .arriveHandingOver:
-                return result.isCancelled ? .dispatch(context) : .settled(child.settle(result))
-            case .run:
-                if tokenGuard?.isValid ?? true { onCancel() }
-                return .settled(child.settle(result))
-            case .abandon:
-                return .settled(child.settle(.cancelled))
-            }
+        // The closure lives in the box, which hands it out to be released on `context` (B7).
+        let promise: Promise<Value, Error> = deriveCallback(
+            on: context, token: token, whenSuppressed: PassThrough.same,
+            passThrough: { $0.isCancelled ? nil : $0 }, callback: onCancel, propagatingCancel: false
+        ) { onCancel, result in
+            onCancel()
+            return .result(result)
         }
         // Counted only at the moment a cancel is requested on the returned promise (D5).
         promise.box.addCancelHandler(

@@ -53,6 +53,40 @@ struct CallbackBoxTests {
         #expect(runs.values.isEmpty)
     }
 
+    @Test("an onCancel box whose job is dropped unrun releases its closure once, unrun")
+    func droppedOnCancelJobReleasesTheClosureOnce() {
+        let executor = ManualJobExecutor()
+        let deaths = Recorder<DeinitSpy.Death>()
+        let runs = Recorder<Int>()
+        do {
+            let spy = DeinitSpy("onCancel", reportingTo: deaths)
+            let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+            promise.onCancel(on: .executor(executor)) {
+                spy.touch()
+                runs.record(0)
+            }
+            resolver.cancel()
+        }
+        #expect(executor.pendingCount == 1)
+        #expect(deaths.values.isEmpty)
+        executor.dropPending()
+        #expect(deaths.values.map(\.name) == ["onCancel"])
+        #expect(runs.values.isEmpty)
+    }
+
+    @Test("a flatMap box settles with the returned promise's result once that promise resolves")
+    func adoptingBoxSettlesFromTheReturnedPromise() {
+        let executor = ManualJobExecutor()
+        let (inner, innerResolver) = Promise<String, Never>.makeWithResolver()
+        let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+        let mapped = promise.flatMap(on: .executor(executor)) { _ in inner }
+        resolver.fulfill(with: 1)
+        executor.runPending()
+        #expect(mapped.result == nil, "waits on the returned promise")
+        innerResolver.fulfill(with: "done")
+        #expect(mapped.result == .value("done"))
+    }
+
     @Test("a box whose job runs releases its callback once, when it has run")
     func runJobReleasesTheCallbackOnce() {
         let executor = ManualJobExecutor()

@@ -4,6 +4,13 @@
 ///
 /// A subclass of its own so that promises made with a resolver do not carry the handler's two
 /// words. Its methods are unspecialised generic code, but they touch only non-generic fields.
+///
+/// The handler is a `let`: calling a closure stored in a `var` copies it for the call (a
+/// `swift_retain` and a `swift_release` of its context, even a null one: ~17 instructions per
+/// call, two calls per `map` link on a loop, W1), because the call could reassign the field;
+/// a `let` is called in place. So a handler is never released before its box is, and must
+/// not capture what B7 wants released on the callback's context: the user's closures live in
+/// the ``CallbackBox`` instead, which hands them out to be released where they run.
 @usableFromInline
 class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sendable {
     /// Whether this box (a ``CallbackBox``) still holds its callback. Declared here, before
@@ -12,11 +19,16 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     @usableFromInline
     @exclusivity(unchecked)
     final var holdsCallback = false
-    /// The work that settles this promise from its upstream's result. Belongs to whoever owns
-    /// the node (see ``PromiseCallbackNode``), not to the lock.
+    /// Whether the callback ran and this box now waits on the promise it returned (see
+    /// ``adoptAfterCallback(_:)``): the handler's next `.arrive` is that promise resolving.
+    /// Next to ``holdsCallback``, in the same padding.
     @usableFromInline
     @exclusivity(unchecked)
-    final var handler: Handler?
+    final var isAdopting = false
+    /// The work that settles this promise from its upstream's result (see the type's
+    /// discussion).
+    @usableFromInline
+    let handler: Handler
 
     /// A pending derived box.
     @inlinable
@@ -28,14 +40,8 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     /// Fires this promise as a derived promise of `source` (see ``Handler``).
     @usableFromInline
     override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
-        // The temporary reference the call takes is dropped before anything is dispatched, so
-        // that the job holds the only reference to the user's closure (released on its context).
-        // (A handler that returns `.submitted` captures nothing: there is nothing to release.)
-        // `!`, not `unsafelyUnwrapped`: the generic property hands the closure back at the most
-        // general abstraction, and calling it then allocates a reabstraction thunk every time.
-        switch handler!(self, source, .arrive) {
+        switch handler(self, source, .arrive) {
         case .settled(let ready):
-            handler = nil
             return ready
         case .submitted:
             return nil
@@ -51,9 +57,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     {
         switch context.route(isSynchronous: isSynchronous) {
         case .inline(let flag):
-            let work = handler!
-            handler = nil
-            return runInline(isExecutingNow: flag) { work(self, source, .run).ready }
+            return runInline(isExecutingNow: flag) { handler(self, source, .run).ready }
         case .executor(let executor):
             submitAsJob(to: executor, source: source)
             return nil
@@ -64,14 +68,14 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     /// released here, or kept by the job when the handler submits the box to an executor.
     @usableFromInline
     override final func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
-        switch handler!(self, source, .arriveHandingOver) {
+        switch handler(self, source, .arriveHandingOver) {
         case .settled(let ready):
-            handler = nil
             // The drain's reference, released as this call ends.
             _ = Unmanaged.passUnretained(self).takeRetainedValue()
             return ready
         case .submitted:
-            // The job holds the drain's reference now.
+            // The job holds the drain's reference now (and may already have run and released
+            // it): `self` is not touched again.
             return nil
         case .dispatch(let context):
             // The drain's reference, owned here: released as this call ends.
@@ -83,36 +87,30 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     /// Pipes `inner`, the promise this promise's callback returned, into this promise
     /// (`flatMap` and its relatives), as a propagating observer of `inner`.
     ///
-    /// The box registers itself on `inner`, with a handler that copies the result: no
-    /// ``PipeNode`` to allocate. That is sound because the callback has run: the handler is
-    /// spent, and the box is in no list (its upstream's list was taken when it fired).
+    /// The box registers itself on `inner`, and its handler, seeing ``isAdopting``, copies the
+    /// result: no ``PipeNode`` to allocate. That is sound because the callback has run: the box
+    /// is in no list (its upstream's list was taken when it fired).
     ///
-    /// - Important: Call only from the `.run` stage of this box's handler.
+    /// - Important: Call only from the `.run` stage of this box's handler, and only with a
+    ///   handler that handles ``isAdopting`` (``Promise/deriveCallback(on:storing:whenSuppressed:passThrough:body:)``).
     /// - Returns: This box's callbacks, ready to run, when `inner` was already resolved.
     @inlinable
     final func adoptAfterCallback(_ inner: ResultBox<Result>) -> ReadyCallbacks? {
         // The upstream resolved: that is why the callback ran.
         propagateCancel(to: inner, replacingResolvedUpstream: true)
-        handler = { child, source, _ in
-            .settled(
-                unsafeDowncast(child, to: ResultBox<Result>.self).settle(ResultBox<Result>.resolvedResult(of: source)))
-        }
+        isAdopting = true
         return inner.registerReturningReady(self)
     }
 
     /// The executor will never run the callback: release it here and cancel this promise, so
     /// that nothing waits on it forever.
     override final func abandonWithoutRunning(source: PromiseCore?) {
-        let work = handler!
-        handler = nil
         // A derived box is always submitted with its source (`submitAsJob(to:source:)`).
-        CallbackDrain.run(work(self, source.unsafelyUnwrapped, .abandon).ready)
+        CallbackDrain.run(handler(self, source.unsafelyUnwrapped, .abandon).ready)
     }
 
     /// Runs the derived promise's callback on its context, and what that makes ready.
     override final func run(source: PromiseCore) {
-        let work = handler!
-        handler = nil
-        CallbackDrain.run(work(self, source, .run).ready)
+        CallbackDrain.run(handler(self, source, .run).ready)
     }
 }

@@ -159,8 +159,8 @@ enum HandlerOutcome {
     /// The handler handed the derived promise to its context's executor as a job (see
     /// ``PromiseCallbackNode/submitAsJob(onExecutorOf:source:)``), which calls it again with `.run`.
     ///
-    /// Only for handlers that capture nothing: the job may run, and drop the handler, on the
-    /// executor's thread before the `.arrive` call has returned.
+    /// The handler must not touch the box after submitting it: the job may run, and release
+    /// the box with its handler, on the executor's thread before the `.arrive` call returns.
     case submitted
 
     @usableFromInline
