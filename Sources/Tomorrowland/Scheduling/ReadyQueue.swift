@@ -91,11 +91,15 @@ struct ReadyQueue: ~Copyable {
     }
 
     /// Removes and returns the first entry's work; the queue must not be empty.
+    ///
+    /// Inlinable for ``SchedulingCore/nextInRound()``, inlined into the loops.
+    @inlinable
+    @inline(__always)
     mutating func removeFirst() -> LoopWork {
         precondition(count > 0, "ReadyQueue.removeFirst() on an empty queue")
         let entry = (storage + head).move()
-        head = (head + 1) & (capacity - 1)
-        count -= 1
+        head = (head &+ 1) & (capacity &- 1)
+        count &-= 1
         return entry.work
     }
 
