@@ -2,6 +2,10 @@ import CTomorrowlandSupport
 
 /// The per-thread flags of the execution model, kept in C `_Thread_local` slots so that a read
 /// is one load (Swift has no thread-local storage of its own).
+///
+/// `@usableFromInline`: without it, the `@inlinable` members of a `package` type are not
+/// serialized, and the loops' modules call them instead of inlining them.
+@usableFromInline
 package enum ExecutionFlags {
     /// The flag behind ``PromiseContext/isExecutingNow``.
     package static var isExecutingNow: Bool {
@@ -37,8 +41,14 @@ package enum ExecutionFlags {
     }
 
     /// Whether the current thread runs `executor`'s work, according to ``currentExecutor``.
+    ///
+    /// Inlinable: the loops ask on every submission (one thread-local load and a compare).
+    @inlinable
     @inline(__always)
     package static func isRunning(on executor: AnyObject) -> Bool {
-        twl_get_current_executor() == UnsafeRawPointer(Unmanaged.passUnretained(executor).toOpaque())
+        // Compared as integers: as optional pointers the compare tested for nil first, a second
+        // branch on every submission for nothing (`executor`'s address is never zero).
+        UInt(bitPattern: twl_get_current_executor())
+            == UInt(bitPattern: Unmanaged.passUnretained(executor).toOpaque())
     }
 }

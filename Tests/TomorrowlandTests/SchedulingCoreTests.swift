@@ -226,6 +226,37 @@ struct SchedulingCoreTests {
         #expect(log.events == ["timer", "ready"])
     }
 
+    @Test func readyWorkKeepsOneOrderWhileTimersComeAndGoMidRound() {
+        // The round switches between the case with no timer pending (the first ready entry,
+        // no keys compared) and the merge by key, in both directions, with the ring wrapped.
+        nonisolated(unsafe) let core = SchedulingCore(currentTime: 10)
+        let log = EventLog()
+        nonisolated(unsafe) var timer: SchedulingCore.TimerID?
+        for index in 0..<12 {
+            core.enqueue(
+                .closure {
+                    log.record("r\(index)")
+                    switch index {
+                    case 2:
+                        // Not due this round: the merge path must still hand out ready work.
+                        timer = core.schedule(at: 50, .closure { log.record("later") })
+                    case 5:
+                        if let id = timer { core.cancel(id) }
+                    case 7:
+                        // Due now, after the ready work already queued, ahead of what follows.
+                        _ = core.schedule(at: 0, .closure { log.record("zero-delay") })
+                        core.enqueue(.closure { log.record("after-zero-delay") })
+                    default:
+                        break
+                    }
+                })
+        }
+        drain(core, until: 10)
+        #expect(
+            log.events == (0..<12).map { "r\($0)" } + ["zero-delay", "after-zero-delay"])
+        #expect(core.isEmpty)
+    }
+
     @Test func aTimerInThePastIsRaisedToNowAndRunsAfterWorkAlreadyDue() {
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 100)
         let log = EventLog()

@@ -25,7 +25,11 @@
 /// timer forever: removing with a stale pair finds a different sequence and does nothing.
 ///
 /// Memory stays at the high-water mark (no shrinking), which suits a loop's steady state.
-/// A non-copyable struct: it owns its buffers.
+/// A non-copyable struct: it owns its buffers, which its owner frees with ``deallocate()``.
+///
+/// `@usableFromInline` only so that the inlined ``SchedulingCore/nextInRound()`` can read
+/// ``count``.
+@usableFromInline
 struct TimerHeap: ~Copyable {
     struct Entry {
         var deadline: UInt64
@@ -76,7 +80,7 @@ struct TimerHeap: ~Copyable {
     /// The number of timers in the run.
     private var runCount = 0
     /// The number of pending timers, in the run and in the heap.
-    private(set) var count = 0
+    @usableFromInline var count = 0
 
     private var slots: UnsafeMutablePointer<Slot>
     private var slotCapacity: Int
@@ -92,10 +96,14 @@ struct TimerHeap: ~Copyable {
         slots = .allocate(capacity: slotCapacity)
     }
 
-    deinit {
+    /// Releases the pending timers' work and frees the buffers; the owner's `deinit` calls it,
+    /// once. Not a `deinit` of its own, for the reason given at ``ReadyQueue/deallocate()``.
+    mutating func deallocate() {
         slots.deinitialize(count: slotCount)
         slots.deallocate()
         heap.deallocate()
+        slotCount = 0
+        count = 0
     }
 
     var isEmpty: Bool { count == 0 }
