@@ -21,6 +21,11 @@ final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
         transfer(source, target)
     }
 
+    /// The target may be linked to the dying upstream (`makeChild`, `resolve(with:)`).
+    override func unlinkFromDyingUpstream(_ upstream: UnsafeMutableRawPointer) {
+        target.unlinkFromDyingUpstream(upstream)
+    }
+
     /// ``fire(source:isSynchronous:)`` from a drain, which hands its reference over: released
     /// here (an override of its own, so that the drain's call is one dynamic dispatch).
     @usableFromInline

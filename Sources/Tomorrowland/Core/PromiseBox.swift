@@ -81,6 +81,15 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     @inline(never)
     private final func runCallbacksCancelled() {
         let head = callbackHead.take().unsafelyUnwrapped
+        // Before anything runs and before this memory is freed, the promises linked to this one
+        // drop their links (see ``UpstreamLink``): they will not hold this box, as the callbacks
+        // of a resolved box would.
+        let dying = Unmanaged.passUnretained(self).toOpaque()
+        var node: PromiseCallbackNode? = head
+        while let current = node {
+            current.unlinkFromDyingUpstream(dying)
+            node = current.next
+        }
         CallbackDrain.run(
             ReadyCallbacks(source: ResultBox(result: .cancelledResult), head: PromiseCallbackNode.reversed(head)))
     }
@@ -118,10 +127,8 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
             storedResult = result
             return markResolvedLocked(cancelled: result.isCancelledResult)
         }
-        // Cancel handlers and the upstream link (in `taken`) are released here, outside the lock.
-        guard let taken else { return nil }
-        taken.finish()
-        guard let head = taken.head else { return nil }
+        // Cancel handlers (in `taken`) are released here, outside the lock.
+        guard let taken, let head = taken.head else { return nil }
         return ReadyCallbacks(source: self, head: PromiseCallbackNode.reversed(head))
     }
 

@@ -62,6 +62,11 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         return owned.fire(source: source, isSynchronous: false)
     }
 
+    /// The promise at `upstream`, whose list this node is in, is being destroyed unresolved:
+    /// drop every link to it this node's promise holds (see ``UpstreamLink``). Does nothing by
+    /// default; a derived promise and a pipe into a promise override it.
+    func unlinkFromDyingUpstream(_ upstream: UnsafeMutableRawPointer) {}
+
     /// The identity of the serial-executor candidate this node would be submitted to when it
     /// fires from a drain, if firing it there does nothing but submit it (no user code, no
     /// settling): such nodes may go to the executor together, as one ``PromiseJobBatch``.

@@ -54,9 +54,10 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @exclusivity(unchecked)
     var cancelHandlers: [CancelHandler]?
     /// The promise this one observes with cancel propagation, until the first cancel request
-    /// passes it on or the promise resolves. Never keeps the upstream alive.
+    /// passes it on or the promise resolves. Keeps neither the upstream nor its memory alive:
+    /// see ``UpstreamLink`` for why it may be dereferenced under this promise's lock.
     @exclusivity(unchecked)
-    private var upstream: UnownedReference<PromiseCore>?
+    private(set) var upstream: UpstreamLink?
 
     /// The work a derived promise does when its upstream resolves.
     ///
@@ -72,31 +73,23 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         self.status = status
     }
 
-    deinit {
-        upstream?.release()
-    }
-
     // MARK: Resolution (called by the typed subclass, under the lock)
 
-    /// What a resolution takes out of the core: the callbacks to run, and what to release once
-    /// the lock is dropped (cancel handlers may hold resolvers of this very promise).
+    /// What a resolution takes out of the core: the callbacks to run, the cancel handlers to
+    /// release once the lock is dropped (they may hold resolvers of this very promise), and the
+    /// link to the upstream, which may be followed only while the lock is still held
+    /// (``UpstreamLink/retainLocked()``).
     @usableFromInline
     struct Taken {
         /// Newest first, as stored.
         @usableFromInline let head: PromiseCallbackNode?
         let handlers: [CancelHandler]?
-        let upstream: UnownedReference<PromiseCore>?
+        let upstream: UpstreamLink?
 
-        init(head: PromiseCallbackNode?, handlers: [CancelHandler]?, upstream: UnownedReference<PromiseCore>?) {
+        init(head: PromiseCallbackNode?, handlers: [CancelHandler]?, upstream: UpstreamLink?) {
             self.head = head
             self.handlers = handlers
             self.upstream = upstream
-        }
-
-        /// Releases the upstream link. Call once, outside the lock.
-        @usableFromInline
-        func finish() {
-            upstream?.release()
         }
     }
 
@@ -189,19 +182,16 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Moves a pending promise to cancel-requested and runs the cancel handlers registered so far.
     @usableFromInline
     final func requestCancel() {
-        let taken: (handlers: [CancelHandler]?, upstream: UnownedReference<PromiseCore>?)? = lock.withLock {
+        let taken: (handlers: [CancelHandler]?, upstream: PromiseCore?)? = lock.withLock {
             guard status == .pending else { return nil }
             status = .cancelRequested
             let handlers = cancelHandlers.take()
-            let link = upstream
-            upstream = nil
-            return (handlers, link)
+            // Followed under the lock, while the link still guarantees the upstream's memory.
+            let upstream = upstream.take()?.retainLocked()
+            return (handlers, upstream)
         }
         guard let taken else { return }
-        if let link = taken.upstream {
-            link.load()?.removeObserver()
-            link.release()
-        }
+        taken.upstream?.removeObserver()
         for handler in taken.handlers ?? [] {
             handler.invoke(on: self, isSynchronous: false)
         }
@@ -250,7 +240,6 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     final func propagateCancel(to upstream: PromiseCore, replacingResolvedUpstream: Bool = false) {
         upstream.addObserver()
-        var replaced: UnownedReference<PromiseCore>?
         let linkedInline: Bool = lock.withLock {
             guard self.upstream == nil || replacingResolvedUpstream else { return false }
             // A cancel request passes the inline link on before it runs the handlers, so the link
@@ -260,14 +249,14 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
             guard cancelHandlers == nil else { return false }
             switch status {
             case .pending, .delayed:
-                replaced = self.upstream
-                self.upstream = UnownedReference(upstream)
+                // The caller registers this promise (or a pipe into it) on `upstream` next: the
+                // link rule's first point. A replaced link needs no release.
+                self.upstream = UpstreamLink(upstream)
                 return true
             case .cancelRequested, .resolved:
                 return false
             }
         }
-        replaced?.release()
         if !linkedInline {
             // A second upstream that must not replace the first (`resolve(with:)` on a promise
             // that observes one already), a handler registered before this link, or a cancel
@@ -288,7 +277,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// - Important: `child` must be new (pending, no upstream, in no list).
     @usableFromInline
     final func registerNewChild(_ child: PromiseCore) {
-        child.upstream = UnownedReference(self)
+        child.upstream = UpstreamLink(self)
         let isResolved: Bool = lock.withLock {
             countObserverLocked()
             if status == .resolved { return true }
@@ -297,6 +286,22 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         }
         guard isResolved else { return }
         CallbackDrain.run(child.fire(source: self, isSynchronous: true))
+    }
+
+    /// Drops the link to the upstream, if any: for a promise that stays pending after its
+    /// upstream fired it without holding the upstream until it resolves (`delay`), as the link
+    /// rule requires. A cancel request would find the upstream resolved anyway.
+    @usableFromInline
+    final func unlinkUpstream() {
+        lock.withLock { upstream = nil }
+    }
+
+    /// The upstream at `upstream` is being destroyed unresolved and is about to run its callbacks
+    /// with a stand-in: drops the link to it (the link rule's third point).
+    override final func unlinkFromDyingUpstream(_ upstream: UnsafeMutableRawPointer) {
+        lock.withLock {
+            if let link = self.upstream, link.links(to: upstream) { self.upstream = nil }
+        }
     }
 
     /// Counts one more propagating observer.

@@ -31,6 +31,10 @@ extension Promise {
         let promise = Promise(box: child)
         box.register(
             ObserverNode(context: .immediate) { source in
+                // `child` stays pending for the delay without holding this promise: its link to
+                // it goes now (see `UpstreamLink`). A cancel request could not reach a resolved
+                // promise anyway.
+                child.unlinkUpstream()
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // The result travels to the destination with the promise it resolves.
                 let delivered = UnsafeTransfer(result)

@@ -134,7 +134,8 @@ final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, Pr
         // without it. The inline link to the upstream comes out with the lists: present unless a
         // cancel request on this promise took it (and passed its request on).
         let taken = markResolvedLocked(cancelled: false)
-        let upstream = taken.upstream?.load()
+        // Followed under the lock, while the link still guarantees the upstream's memory.
+        let upstream = taken.upstream?.retainLocked()
         let result: PromiseResult<Value, E>
         if discarded {
             result = .cancelled
@@ -152,11 +153,10 @@ final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, Pr
         lock.unlock()
         // Outside the lock: this promise's callbacks first, then the cancel request upstream (the
         // order the reference model checks: the timeout's result is seen before the upstream's
-        // cancel handlers run), then the release of the link.
+        // cancel handlers run).
         if let head = taken.head {
             CallbackDrain.run(ReadyCallbacks(source: self, head: PromiseCallbackNode.reversed(head)))
         }
-        if taken.upstream != nil { upstream?.removeObserver() }
-        taken.finish()
+        upstream?.removeObserver()
     }
 }
