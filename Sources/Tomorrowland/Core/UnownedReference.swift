@@ -1,7 +1,9 @@
 import CTomorrowlandSupport
 
-// A child promise must be able to pass a cancel request to its upstream, and a loop's timer handle
-// or watcher must be able to reach its loop, but neither may keep the other alive. That is a weak
+// `when` must be able to pass cancel requests to its inputs, a promise linked to a second upstream
+// through a cancel handler must reach it, and a loop's timer handle or watcher must be able to
+// reach its loop, but none may keep the other alive. (A child's one inline link to its upstream
+// needs no count at all: see `UpstreamLink`.) That is a weak
 // reference. Swift's `weak` moves the target's reference counts into a side table: one more
 // allocation per target and slow-path retain/release on it forever after, which measured as 40%
 // of a `map` link, and a tenth of a timer's schedule and cancel on a loop (and slower
@@ -12,8 +14,9 @@ import CTomorrowlandSupport
 // C signatures take and return the object pointer (declared in CTomorrowlandSupport.h).
 
 /// A reference that does not keep its object alive: ``load()`` answers `nil` once the object is
-/// being destroyed. The library's one unowned-reference type: a child promise's link to its
-/// upstream core, `when`'s inputs, a loop's timer handles and watchers.
+/// being destroyed. The library's one counted unowned-reference type: `when`'s inputs, the
+/// cancel-handler link to a second upstream (`UpstreamReferenceBox`), a loop's timer handles and
+/// watchers. (A child's inline link to its upstream is an `UpstreamLink`, which counts nothing.)
 ///
 /// - Important: A value type with manual ownership: its owner calls ``release()`` exactly once,
 ///   in its deinit (or use `UpstreamReferenceBox`, which does).
