@@ -90,12 +90,7 @@ extension Promise {
                 }
                 // This handler captures nothing, so it may submit the job itself (see
                 // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
-                if case .arriveHandingOver = stage {
-                    if child.submitAsJobHandingOver(onExecutorOf: child.context, source: source) { return .submitted }
-                } else if child.submitAsJob(onExecutorOf: child.context, source: source) {
-                    return .submitted
-                }
-                return .dispatch(child.context)
+                return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
             case .run:
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // Released at the end of this call, on the callback's context (B7).

@@ -150,6 +150,24 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         }
     }
 
+    /// The submitting part of a derived promise's `.arrive` and `.arriveHandingOver` stages: hands
+    /// this node to the executor of `context` as a job (with the drain's reference for
+    /// `.arriveHandingOver`) and answers `.submitted`, or answers `.dispatch(context)` for a
+    /// context without an executor. The node must not be touched after `.submitted` (see
+    /// ``HandlerOutcome/submitted``).
+    @usableFromInline
+    @inline(__always)
+    final func submitOrDispatch(
+        onExecutorOf context: borrowing PromiseContext, source: PromiseCore, stage: HandlerStage
+    ) -> HandlerOutcome {
+        if case .arriveHandingOver = stage {
+            if submitAsJobHandingOver(onExecutorOf: context, source: source) { return .submitted }
+        } else if submitAsJob(onExecutorOf: context, source: source) {
+            return .submitted
+        }
+        return .dispatch(copy context)
+    }
+
     /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
     @usableFromInline
     final func run() {
