@@ -73,6 +73,7 @@ extension Promise {
             context: context, executor: executor, reservation: reservation, timedOut: timedOut,
             transform: transform
         ) { child, source, stage in
+            // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {
             case .arrive, .arriveHandingOver:
