@@ -73,7 +73,8 @@ test-tsan: deps
 # LeakSanitizer, in its own build folder. .ci/lsan-suppressions.txt lists, with the reason for
 # each, the leaks that are not the library's: corelibs XCTest and Foundation internals, and
 # retain cycles some tests build on purpose (a pending promise whose onRequestCancel handler
-# captures its resolver, API.md A3; a TestLoop dropped with queued work that refers to it).
+# captures its resolver, rule A3 of Sources/Tomorrowland/Tomorrowland.docc/BehaviourRules.md; a
+# TestLoop dropped with queued work that refers to it).
 # SWIFT_BACKTRACE=enable=no: a child process that crashes under AddressSanitizer would start
 # swift-backtrace, which can hang holding the test's pipe open; the crash itself still fails the test.
 test-asan: deps

@@ -137,7 +137,8 @@ let package = Package(
             ]
         ),
         // Random programs of promise operations checked against a reference model of the
-        // documented rules (API.md); seeded, with a shrinker.
+        // documented rules (Sources/Tomorrowland/Tomorrowland.docc/BehaviourRules.md); seeded,
+        // with a shrinker.
         .testTarget(
             name: "TomorrowlandModelTests",
             dependencies: ["Tomorrowland", "TomorrowlandTesting"]

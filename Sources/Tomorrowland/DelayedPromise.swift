@@ -39,6 +39,7 @@ public struct DelayedPromise<Value, Error>: Equatable {
 }
 
 /// A `DelayedPromise` of `Sendable` values may cross threads.
+/// The box behind it is thread-safe: CoreInvariants: "Fields read without the lock".
 extension DelayedPromise: @unchecked Sendable where Value: Sendable, Error: Sendable {}
 
 @available(*, unavailable, message: "Use DelayedPromise(on:_:) instead")

@@ -35,6 +35,7 @@ package enum ExecutionFlags {
     @inline(__always)
     package static func running<R>(on executor: AnyObject, _ body: () throws -> R) rethrows -> R {
         let previous = twl_get_current_executor()
+        // An identity only: the pointer is compared (`isRunning(on:)`), never dereferenced.
         twl_set_current_executor(UnsafeRawPointer(Unmanaged.passUnretained(executor).toOpaque()))
         defer { twl_set_current_executor(previous) }
         return try body()
@@ -48,6 +49,7 @@ package enum ExecutionFlags {
     package static func isRunning(on executor: AnyObject) -> Bool {
         // Compared as integers: as optional pointers the compare tested for nil first, a second
         // branch on every submission for nothing (`executor`'s address is never zero).
+        // Identities compared, no reference taken (see `running(on:_:)`).
         UInt(bitPattern: twl_get_current_executor())
             == UInt(bitPattern: Unmanaged.passUnretained(executor).toOpaque())
     }

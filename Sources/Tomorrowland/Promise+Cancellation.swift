@@ -109,6 +109,7 @@ extension Promise where Error == NoError {
         box.addObserver()
         let upstream = UpstreamReferenceBox(box)
         let promise: Promise<Value, Swift.Error> = derive(propagatingCancel: false) { child, source, _ in
+            // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: PromiseBox<Value, Swift.Error>.self)
             let result = PromiseBox<Value, NoError>.resolvedResult(of: source)
             switch result {

@@ -75,6 +75,7 @@ extension Promise {
     ) -> Promise<U, F> {
         typealias Box = CallbackBox<PromiseResult<U, F>, Storage>
         let child = Box(context: context, storage: storage) { child, source, stage in
+            // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {
             case .arrive, .arriveHandingOver:
@@ -90,12 +91,7 @@ extension Promise {
                 }
                 // This handler captures nothing, so it may submit the job itself (see
                 // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
-                if case .arriveHandingOver = stage {
-                    if child.submitAsJobHandingOver(onExecutorOf: child.context, source: source) { return .submitted }
-                } else if child.submitAsJob(onExecutorOf: child.context, source: source) {
-                    return .submitted
-                }
-                return .dispatch(child.context)
+                return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
             case .run:
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // Released at the end of this call, on the callback's context (B7).
@@ -135,13 +131,16 @@ extension Promise {
     func convert<U, F>(_ transform: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>) -> Promise<U, F> {
         derive(propagatingCancel: true) { child, source, _ in
             .settled(
+                // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
                 unsafeDowncast(child, to: PromiseBox<U, F>.self).settle(
                     transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
         }
     }
 }
 
-/// Pass-through rules shared by the families (see the outcome table in the README).
+/// Pass-through rules shared by the families (the callback outcome table of the BehaviourRules
+/// article). Each family pairs the function it passes as `passThrough` with what its body
+/// unwraps: CoreInvariants: "Pass-through pairing".
 @usableFromInline
 enum PassThrough {
     /// Applies to values; errors and cancellation pass through.

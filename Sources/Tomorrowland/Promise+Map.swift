@@ -18,6 +18,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform
         ) { transform, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             .result(.value(transform(result.value.unsafelyUnwrapped)))
         }
     }
@@ -42,6 +43,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
             callback: transform
         ) { transform, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             .adopt(transform(result.value.unsafelyUnwrapped))
         }
     }
@@ -66,6 +68,7 @@ extension Promise where Error == Swift.Error {
             callback: transform
         ) { transform, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
                 return .result(.value(try transform(result.value.unsafelyUnwrapped)))
             } catch {
                 return .result(.error(error))
@@ -92,6 +95,7 @@ extension Promise where Error == Swift.Error {
             callback: transform
         ) { transform, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
                 return .adopt(try transform(result.value.unsafelyUnwrapped).upcastForAdoption)
             } catch {
                 return .result(.error(error))

@@ -16,6 +16,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
             callback: onSuccess
         ) { onSuccess, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             onSuccess(result.value.unsafelyUnwrapped)
             return .result(result)
         }
@@ -39,6 +40,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError,
             callback: onError
         ) { onError, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             onError(result.error.unsafelyUnwrapped)
             return .result(result)
         }
@@ -156,6 +158,7 @@ extension Promise where Error == Swift.Error {
             callback: onSuccess
         ) { onSuccess, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
                 try onSuccess(result.value.unsafelyUnwrapped)
                 return .result(result)
             } catch {

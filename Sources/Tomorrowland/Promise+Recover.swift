@@ -16,6 +16,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
         ) { transform, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .result(.value(transform(result.error.unsafelyUnwrapped)))
         }
     }
@@ -37,6 +38,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
         ) { transform, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .result(.error(transform(result.error.unsafelyUnwrapped)))
         }
     }
@@ -58,6 +60,7 @@ extension Promise {
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
             callback: transform
         ) { transform, result in
+            // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .adopt(transform(result.error.unsafelyUnwrapped))
         }
     }
@@ -81,6 +84,7 @@ extension Promise {
             callback: transform
         ) { transform, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
                 return .result(.error(try transform(result.error.unsafelyUnwrapped)))
             } catch {
                 return .result(.error(error))
@@ -107,6 +111,7 @@ extension Promise {
             callback: transform
         ) { transform, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
                 return .adopt(try transform(result.error.unsafelyUnwrapped).upcastForAdoption)
             } catch {
                 return .result(.error(error))
@@ -134,6 +139,7 @@ extension Promise where Error == Swift.Error {
             callback: transform
         ) { transform, result in
             do {
+                // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
                 return .result(.value(try transform(result.error.unsafelyUnwrapped)))
             } catch {
                 return .result(.error(error))

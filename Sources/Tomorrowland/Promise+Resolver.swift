@@ -66,6 +66,7 @@ extension Promise {
                 .user(
                     context,
                     UserCancelHandler { core in
+                        // A cancel handler is invoked with the core it was added to, this box.
                         callback(Resolver(box: unsafeDowncast(core, to: PromiseBox<Value, Error>.self)))
                     }))
         }
@@ -80,6 +81,7 @@ extension Promise {
     }
 }
 
+/// The box behind it is thread-safe: CoreInvariants: "Fields read without the lock".
 extension Promise.Resolver: @unchecked Sendable where Value: Sendable, Error: Sendable {}
 
 extension Promise.Resolver where Error: Swift.Error {

@@ -12,6 +12,7 @@ public struct Promise<Value, Error> {
 
     @inlinable
     var box: PromiseBox<Value, Error> {
+        // A seal is made only by `init(box:)`, or moved from a promise of the same type.
         unsafeDowncast(seal.core, to: PromiseBox<Value, Error>.self)
     }
 
@@ -113,6 +114,7 @@ extension Promise: Equatable {
 }
 
 /// A promise of `Sendable` values may cross threads: the storage behind it is thread-safe.
+/// CoreInvariants: "Fields read without the lock".
 extension Promise: @unchecked Sendable where Value: Sendable, Error: Sendable {}
 
 /// A promise whose error is any `Swift.Error`.

@@ -137,7 +137,7 @@ func main() throws {
     group()
     if ProcessInfo.processInfo.environment["TOMORROWLAND_LEAK_PROBE_LEAK"] == "1" {
         // Self-test of `make leaks`: a pending promise whose onRequestCancel handler captures its
-        // resolver is a retain cycle by design (API.md A3); dropped, it must show as lost.
+        // resolver is a retain cycle by design (rule A3, Tomorrowland.docc/BehaviourRules.md); dropped, it must show as lost.
         let (_, resolver) = IntPromise.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in withExtendedLifetime(resolver) {} }
     }

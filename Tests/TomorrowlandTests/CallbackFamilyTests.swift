@@ -2,7 +2,8 @@ import Testing
 import Tomorrowland
 
 /// Every callback family against the three outcomes, with no token, a valid token, and a token
-/// invalidated between registration and resolution (API.md §1.2.3 outcome table, E1/E2).
+/// invalidated between registration and resolution (the callback outcome
+/// table and E1/E2 in Tomorrowland.docc/BehaviourRules.md).
 ///
 /// All callbacks use `.immediate` and the promise is still pending at registration, so each
 /// callback runs (or not) synchronously inside `settle`, on the resolving thread.

@@ -1,4 +1,4 @@
-// Parked outside every target: `PromiseTimeoutError` (API.md §1.8) comes with the time issue.
+// Parked outside every target: `PromiseTimeoutError` (Sources/Tomorrowland/Timing/PromiseTimeoutError.swift) comes with the time issue.
 // Move this file into Tests/TomorrowlandTests when the type exists.
 import Foundation
 import Testing

@@ -2,7 +2,8 @@ import Testing
 import Tomorrowland
 
 /// The `try…` families: the outcome table for the `Error == Swift.Error` ones, and "a throw
-/// rejects with the thrown error" for every throwing callback (API.md §1.2.3).
+/// rejects with the thrown error" for every throwing callback (the callback outcome table in
+/// Tomorrowland.docc/BehaviourRules.md).
 @Suite("Callback families: throwing variants")
 struct TryCallbackFamilyTests {
     // MARK: Outcome table for the Error == Swift.Error families.

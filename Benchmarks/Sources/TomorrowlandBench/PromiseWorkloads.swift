@@ -147,7 +147,7 @@ enum PromiseWorkloads {
                         inputs.promises.append(promise)
                         inputs.resolvers.append(resolver)
                     }
-                    // `when(fulfilled:)` delivers on a Dispatch global queue (API.md I3); the
+                    // `when(fulfilled:)` delivers on a Dispatch global queue (rule I3, Tomorrowland.docc/BehaviourRules.md); the
                     // tap brings the result back to the loop, where the next round starts.
                     let all = when(fulfilled: inputs.promises)
                     inputs.all = all

@@ -32,9 +32,11 @@ static inline void twl_set_current_executor(const void *_Nullable executor) { tw
 bool twl_is_main_thread(void);
 
 /// The Swift runtime's reference-counting entry points behind `unowned` and `weak` (plain C
-/// functions exported by libswiftCore). The core uses them for the child→upstream link, which
-/// must not keep the upstream alive but must not cost it a weak-reference side table either;
-/// see UpstreamReference.swift.
+/// functions exported by libswiftCore). The core uses them for references that must not keep
+/// their object alive but must not cost it a weak-reference side table either: counted unowned
+/// references (UnownedReference.swift: `when`'s inputs, a second upstream, a loop's timer handles
+/// and watchers), and the try-retain of a child's uncounted link to its upstream (UpstreamLink.swift,
+/// whose link rule is in the Tomorrowland module's CoreInvariants article).
 extern void *_Nonnull swift_unownedRetain(void *_Nonnull object);
 extern void swift_unownedRelease(void *_Nonnull object);
 /// Returns the object with its strong count incremented, or NULL if it is being deinitialized.

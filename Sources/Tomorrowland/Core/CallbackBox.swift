@@ -32,6 +32,7 @@
 final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: DerivedBox<Result>,
     @unchecked Sendable
 {
+    // @unchecked Sendable: CoreInvariants: "Fields read without the lock".
     /// Where the callback runs.
     @usableFromInline
     let context: PromiseContext
@@ -77,23 +78,29 @@ final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: 
     @inlinable
     @inline(__always)
     final func withStorage<R>(_ body: (UnsafeMutablePointer<Storage>) -> R) -> R {
+        // CoreInvariants: "The raw callback storage and the 120-byte budget": read and written
+        // only as `Storage`, and only while `holdsCallback` says the words hold one.
         withUnsafeMutableBytes(of: &rawStorage) {
             body($0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Storage.self))
         }
     }
 
-    /// Moves the callback out; the box holds it no more. Call only while it holds it.
+    /// Moves the callback out; the box holds it no more. Call only while it holds it (checked in
+    /// debug builds). CoreInvariants: "The raw callback storage and the 120-byte budget".
     @inlinable
     @inline(__always)
     final func takeStorage() -> Storage {
+        assert(holdsCallback, "takeStorage() on a box that no longer holds its callback")
         holdsCallback = false
         return withStorage { $0.move() }
     }
 
-    /// Releases the callback unrun; the box holds it no more. Call only while it holds it.
+    /// Releases the callback unrun; the box holds it no more. Call only while it holds it (checked
+    /// in debug builds).
     @inlinable
     @inline(__always)
     final func clearStorage() {
+        assert(holdsCallback, "clearStorage() on a box that no longer holds its callback")
         holdsCallback = false
         withStorage { _ = $0.move() }
     }

@@ -13,6 +13,7 @@
 /// the ``CallbackBox`` instead, which hands them out to be released where they run.
 @usableFromInline
 class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Fields read without the lock".
     /// Whether this box (a ``CallbackBox``) still holds its callback. Declared here, before
     /// ``handler``, so that it takes a byte of the padding after a small result (`Int`: the 7
     /// bytes before `handler`) instead of growing the ``CallbackBox``.
@@ -71,6 +72,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         switch handler(self, source, .arriveHandingOver) {
         case .settled(let ready):
             // The drain's reference, released as this call ends.
+            // CoreInvariants: "Ownership in the drain".
             _ = Unmanaged.passUnretained(self).takeRetainedValue()
             return ready
         case .submitted:
@@ -79,6 +81,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
             return nil
         case .dispatch(let context):
             // The drain's reference, owned here: released as this call ends.
+            // CoreInvariants: "Ownership in the drain".
             let owned = Unmanaged.passUnretained(self).takeRetainedValue()
             return owned.dispatch(to: context, source: source, isSynchronous: false)
         }
@@ -106,6 +109,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     /// that nothing waits on it forever.
     override final func abandonWithoutRunning(source: PromiseCore?) {
         // A derived box is always submitted with its source (`submitAsJob(to:source:)`).
+        // CoreInvariants: "The meanings of next".
         CallbackDrain.run(handler(self, source.unsafelyUnwrapped, .abandon).ready)
     }
 

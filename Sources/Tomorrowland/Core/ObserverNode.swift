@@ -2,6 +2,7 @@
 /// internal observers of `when` and `timeout`).
 @usableFromInline
 final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     private let context: PromiseContext
     /// Reads the result from the resolved source and runs the user's code. Taken by whoever runs
     /// it, so that it is released on its context.
@@ -32,6 +33,7 @@ final class ObserverNode: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     override func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
         // The drain's reference, owned here: released as this call ends.
+        // CoreInvariants: "Ownership in the drain".
         let owned = Unmanaged.passUnretained(self).takeRetainedValue()
         return owned.fire(source: source, isSynchronous: false)
     }

@@ -3,6 +3,7 @@
 /// `Resolver.resolve(with:)`).
 @usableFromInline
 final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     @usableFromInline
     let target: PromiseCore
     /// Copies the result of a resolved source into the target and settles it. A thin function
@@ -31,6 +32,7 @@ final class PipeNode: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     override func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
         // The drain's reference, owned here: released as this call ends.
+        // CoreInvariants: "Ownership in the drain".
         let owned = Unmanaged.passUnretained(self).takeRetainedValue()
         return owned.fire(source: source, isSynchronous: false)
     }
@@ -41,6 +43,7 @@ extension ResultBox {
     @inlinable
     final func pipeNode() -> PipeNode {
         PipeNode(target: self) { source, target in
+            // `target` is this very box; `source` is a resolved box of the same type (a pipe joins equals).
             unsafeDowncast(target, to: ResultBox<Result>.self).settle(
                 ResultBox<Result>.resolvedResult(of: source))
         }

@@ -37,6 +37,7 @@ extension PromiseResult: StoredPromiseResult {
 /// promise; its members are final.
 @usableFromInline
 class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
+    // @unchecked Sendable: see the invariant above; CoreInvariants: "Fields read without the lock".
     /// The result; meaningful only once the status is `.resolved` (cancelled before).
     ///
     /// Not an optional on purpose: destroying an optional in the generic deinit would cost a
@@ -80,10 +81,12 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// stand-in box, a result of a type known only from the metadata) on every call.
     @inline(never)
     private final func runCallbacksCancelled() {
+        // `unsafelyUnwrapped`: the deinit checked `callbackHead != nil` before calling.
         let head = callbackHead.take().unsafelyUnwrapped
         // Before anything runs and before this memory is freed, the promises linked to this one
         // drop their links (see ``UpstreamLink``): they will not hold this box, as the callbacks
         // of a resolved box would.
+        // CoreInvariants: "The link rule", third point.
         let dying = Unmanaged.passUnretained(self).toOpaque()
         var node: PromiseCallbackNode? = head
         while let current = node {
@@ -111,6 +114,7 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// The result of `source`, a resolved box of this type, handed to a callback node.
     @inlinable
     static func resolvedResult(of source: PromiseCore) -> Result {
+        // CoreInvariants: "Fields read without the lock": `source` is a resolved box of this type.
         unsafeDowncast(source, to: ResultBox<Result>.self).resolvedResult
     }
 
@@ -145,9 +149,11 @@ enum HandlerStage {
     /// The upstream resolved; decide whether the callback must run (on the thread that fired).
     case arrive
     /// ``arrive`` from a ``CallbackDrain``, which hands its reference to the node over: a handler
-    /// that submits the box as a job passes `handingOver: true` to
-    /// ``PromiseCallbackNode/submitAsJob(onExecutorOf:source:handingOver:)``, so that the job takes
+    /// that submits the box as a job uses
+    /// ``PromiseCallbackNode/submitAsJobHandingOver(onExecutorOf:source:)`` (or
+    /// ``PromiseCallbackNode/submitOrDispatch(onExecutorOf:source:stage:)``), so that the job takes
     /// that reference instead of a new one (and then returns ``HandlerOutcome/submitted``).
+    /// CoreInvariants: "Ownership in the drain".
     case arriveHandingOver
     /// Run the callback (on its context).
     case run

@@ -11,6 +11,7 @@
 ///   job it was handed to.
 @usableFromInline
 class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     /// The next node of the list this node is in.
     ///
     /// A node handed to an executor as a job is in no list any more; the field then holds the
@@ -58,6 +59,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     @usableFromInline
     func fireHandingOver(source: PromiseCore) -> ReadyCallbacks? {
         // The drain's reference, owned here: released as this call ends.
+        // CoreInvariants: "Ownership in the drain".
         let owned = Unmanaged.passUnretained(self).takeRetainedValue()
         return owned.fire(source: source, isSynchronous: false)
     }
@@ -100,6 +102,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
 
     /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
     final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
+        assert(next == nil, "a node is submitted only once it left its list")
         next = source
         executor.submit(job: self)
     }
@@ -108,13 +111,16 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// the caller's reference to the node (which the caller must no longer release).
     @inline(__always)
     final func submitAsJobHandingOver(to executor: any PromiseExecutor, source: PromiseCore) {
+        assert(next == nil, "a node is submitted only once it left its list")
         next = source
+        // CoreInvariants: "Ownership in the drain".
         executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
     }
 
     /// Hands this node to `executor` as a job that needs no promise: it will run
     /// ``runWithoutSource()`` (a node that keeps its own copy of the result, ``TapNode``).
     final func submitAsJob(to executor: any PromiseExecutor) {
+        assert(next == nil, "a node is submitted only once it left its list")
         executor.submit(job: self)
     }
 
@@ -150,6 +156,28 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         }
     }
 
+    /// The submitting part of a derived promise's `.arrive` and `.arriveHandingOver` stages: hands
+    /// this node to the executor of `context` as a job (with the drain's reference for
+    /// `.arriveHandingOver`) and answers `.submitted`, or answers `.dispatch(context)` for a
+    /// context without an executor. The node must not be touched after `.submitted` (see
+    /// ``HandlerOutcome/submitted``).
+    ///
+    /// `@inlinable`, not just `@usableFromInline`: the families are specialised in the caller's
+    /// module, and a call here (returning the outcome indirectly) cost a `map` link 27
+    /// instructions (W1 1,587 -> 1,614, callgrind).
+    @inlinable
+    @inline(__always)
+    final func submitOrDispatch(
+        onExecutorOf context: borrowing PromiseContext, source: PromiseCore, stage: HandlerStage
+    ) -> HandlerOutcome {
+        if case .arriveHandingOver = stage {
+            if submitAsJobHandingOver(onExecutorOf: context, source: source) { return .submitted }
+        } else if submitAsJob(onExecutorOf: context, source: source) {
+            return .submitted
+        }
+        return .dispatch(copy context)
+    }
+
     /// Runs the job ``submitAsJob(to:source:)`` handed to an executor.
     @usableFromInline
     final func run() {
@@ -159,6 +187,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
         }
         // `take()`: moves the reference out, no retain/release pair. (Binding it with `if let`
         // instead costs a retain and a release per job, measured.)
+        // CoreInvariants: "The meanings of next": a job's `next` is its source (`nil` checked above).
         let source = unsafeDowncast(next.take().unsafelyUnwrapped, to: PromiseCore.self)
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }
     }
@@ -170,6 +199,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     final func abandon() {
         // `next` holds the source for a node that reads its result from the promise, nothing for
         // a node with its own copy (see `run()`).
+        // CoreInvariants: "The meanings of next".
         let source = next.take().map { unsafeDowncast($0, to: PromiseCore.self) }
         ExecutionFlags.with(isExecutingNow: false) { abandonWithoutRunning(source: source) }
     }
@@ -198,6 +228,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
 /// The callbacks of a promise that was just resolved, waiting to be run by ``CallbackDrain``.
 @usableFromInline
 struct ReadyCallbacks: @unchecked Sendable {
+    // @unchecked Sendable: owned by one drain at a time; CoreInvariants: "Ownership in the drain".
     /// The resolved promise the callbacks read their result from. Held strongly while the
     /// callbacks run.
     @usableFromInline
@@ -240,6 +271,7 @@ enum CallbackDrain {
                 // The probe of `node` first, inline: a callback that is no candidate (`.immediate`,
                 // a derived promise) costs one call here and nothing more (W2i, W1).
                 if current.head != nil, let identity = node.batchExecutorIdentity, identity != notSerial {
+                    // `unsafelyUnwrapped`: `current.head != nil` was checked just above.
                     switch PromiseJobBatch.submitIfBatching(
                         node, identity: identity, following: current.head.unsafelyUnwrapped, source: current.source)
                     {
@@ -254,6 +286,7 @@ enum CallbackDrain {
                 }
                 // The drain's reference to the node goes to the call (see `fireHandingOver`): a
                 // node submitted to an executor keeps it as the job's.
+                // CoreInvariants: "Ownership in the drain".
                 if let ready = Unmanaged.passRetained(consume node)._withUnsafeGuaranteedRef({
                     $0.fireHandingOver(source: current.source)
                 }),

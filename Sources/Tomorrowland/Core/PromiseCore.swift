@@ -13,6 +13,7 @@
 ///   than the rest of a registration.
 @usableFromInline
 class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Fields read without the lock".
     @usableFromInline
     enum Status: UInt8 {
         /// A `DelayedPromise` whose handler has not started; cancel requests are ignored.
@@ -158,6 +159,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     @inline(__always)
     final func pushLocked(_ node: PromiseCallbackNode) {
+        assert(node.next == nil, "a node is in one list at most (CoreInvariants: \"The meanings of next\")")
         var pushed: PromiseCallbackNode? = node
         swap(&node.next, &callbackHead)
         swap(&callbackHead, &pushed)
@@ -277,6 +279,10 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// - Important: `child` must be new (pending, no upstream, in no list).
     @usableFromInline
     final func registerNewChild(_ child: PromiseCore) {
+        assert(
+            child.upstream == nil && child.next == nil && child.status == .pending,
+            "registerNewChild(_:) takes a new child: pending, unlinked, in no list")
+        // CoreInvariants: "The link rule", first point: linked while it is put in this list.
         child.upstream = UpstreamLink(self)
         let isResolved: Bool = lock.withLock {
             countObserverLocked()

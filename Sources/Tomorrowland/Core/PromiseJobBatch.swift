@@ -14,6 +14,7 @@
 ///   belongs to the drain that builds it, then to the executor it is handed to, which calls exactly
 ///   one of ``run()`` and ``abandon()``.
 final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     /// The resolved promise every callback of the batch reads its result from.
     private let source: PromiseCore
     /// The first callback still to run; the others follow through ``PromiseCallbackNode/next``.

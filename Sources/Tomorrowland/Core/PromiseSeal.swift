@@ -20,10 +20,12 @@ final class PromiseSeal: Sendable {
     @inlinable
     @inline(__always)
     func withCore<R>(_ body: (PromiseCore) -> R) -> R {
+        // CoreInvariants: "Ownership in the drain" (borrowing): this seal holds `core` for the call.
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef(body)
     }
 
     deinit {
+        // CoreInvariants: "Ownership in the drain" (borrowing).
         // Through `Unmanaged`: calling `core.seal()` directly retains and releases `core` around
         // the call, although this object keeps it alive until the deinit returns.
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef { $0.seal() }

@@ -23,6 +23,7 @@ struct SuspendedCallbackLists: ~Copyable {
     /// Suspends `lists` on top of the stack.
     mutating func push(_ lists: consuming ReadyCallbacks) {
         if count == capacity { grow() }
+        // `unsafelyUnwrapped`: `grow()` allocated the storage if it was full (or absent).
         (storage.unsafelyUnwrapped + count).initialize(to: lists)
         count += 1
     }
@@ -31,6 +32,7 @@ struct SuspendedCallbackLists: ~Copyable {
     mutating func pop() -> ReadyCallbacks? {
         guard count > 0 else { return nil }
         count -= 1
+        // `unsafelyUnwrapped`: a count above zero means a push allocated the storage.
         return (storage.unsafelyUnwrapped + count).move()
     }
 

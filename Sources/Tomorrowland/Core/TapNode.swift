@@ -21,6 +21,7 @@
 /// job dropped by an executor that shut down.
 @usableFromInline
 final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     /// What `invoke` is asked to do.
     @usableFromInline
     enum Step {
@@ -76,6 +77,7 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         }
         super.init()
         if TapNode.fitsSlot {
+            // CoreInvariants: "The raw callback storage and the 120-byte budget" (the result slot).
             withUnsafeMutableBytes(of: &resultSlot) { _ = $0.initializeMemory(as: Captured.self, repeating: nil) }
         }
     }
@@ -107,18 +109,22 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         case .capture(let source):
             guard fitsSlot else { return false }
             let result = PromiseBox<Value, Error>.resolvedResult(of: source)
+            // CoreInvariants: "The raw callback storage and the 120-byte budget" (the result slot).
             withUnsafeMutableBytes(of: &node.resultSlot) {
                 $0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Captured.self).pointee = result
             }
             return true
         case .runCaptured:
+            // CoreInvariants: "The raw callback storage and the 120-byte budget" (the result slot).
             let result = withUnsafeMutableBytes(of: &node.resultSlot) {
                 $0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Captured.self).move()
             }
+            // `unsafelyUnwrapped`: a job that runs captured was captured (`.capture` stored the result).
             call(node.takeOnComplete(), result.unsafelyUnwrapped)
             return true
         case .discardCaptured:
             if fitsSlot {
+                // CoreInvariants: "The raw callback storage and the 120-byte budget" (the result slot).
                 withUnsafeMutableBytes(of: &node.resultSlot) {
                     _ = $0.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Captured.self).move()
                 }
@@ -166,6 +172,7 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         switch context {
         case .executor(let executor):
             if invoke(self, .capture(source)) {
+                // CoreInvariants: "Ownership in the drain".
                 executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
             } else {
                 submitAsJobHandingOver(to: executor, source: source)
@@ -181,6 +188,7 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
             submitAsJob(to: executor, capturing: source)
         }
         // The drain's reference, released as this call ends.
+        // CoreInvariants: "Ownership in the drain".
         _ = Unmanaged.passUnretained(self).takeRetainedValue()
         return nil
     }

@@ -30,6 +30,7 @@ package struct UnownedReference<Object: AnyObject>: @unchecked Sendable {
     /// An unowned reference to `object`.
     @inlinable
     package init(_ object: Object) {
+        // CoreInvariants: "Unowned references".
         pointer = Unmanaged.passUnretained(object).toOpaque()
         twl_unowned_retain(pointer)
     }
@@ -38,6 +39,7 @@ package struct UnownedReference<Object: AnyObject>: @unchecked Sendable {
     @inlinable
     package func load() -> Object? {
         guard twl_try_retain(pointer) else { return nil }
+        // CoreInvariants: "Unowned references": the try-retain succeeded, so this reference is ours.
         return Unmanaged<Object>.fromOpaque(pointer).takeRetainedValue()
     }
 

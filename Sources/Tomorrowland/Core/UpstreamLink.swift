@@ -29,6 +29,7 @@ import CTomorrowlandSupport
 /// reference otherwise.
 @usableFromInline
 struct UpstreamLink: @unchecked Sendable {
+    // CoreInvariants: "The link rule" (the same rule as above).
     // Sendable: the pointer is only dereferenced under the linked promise's lock, by the rule
     // above; the runtime's try-retain is thread-safe.
     @usableFromInline
@@ -45,6 +46,7 @@ struct UpstreamLink: @unchecked Sendable {
     /// - Important: Call with the linked promise's lock held, the link still set (the link rule).
     func retainLocked() -> PromiseCore? {
         guard twl_try_retain(pointer) else { return nil }
+        // CoreInvariants: "The link rule": the try-retain succeeded, so this reference is ours.
         return Unmanaged<PromiseCore>.fromOpaque(pointer).takeRetainedValue()
     }
 

@@ -53,6 +53,7 @@ public final class MainQueueExecutor: PromiseExecutor {
     /// Runs one main-queue pass: `first`, then everything submitted meanwhile, in order.
     private static func runPass(first: @escaping @Sendable () -> Void) {
         let queue = DrainQueue()
+        // Unretained: this pass keeps `queue` alive until it clears the pointer below.
         twl_set_main_drain_queue(Unmanaged.passUnretained(queue).toOpaque())
         ExecutionFlags.with(isExecutingNow: false) {
             var next: (@Sendable () -> Void)? = first

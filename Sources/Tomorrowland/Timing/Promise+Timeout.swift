@@ -73,18 +73,14 @@ extension Promise {
             context: context, executor: executor, reservation: reservation, timedOut: timedOut,
             transform: transform
         ) { child, source, stage in
+            // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {
             case .arrive, .arriveHandingOver:
                 // Already settled by the timer: a job would only find it resolved (and would keep
                 // the context's executor busy, or alive, for nothing).
                 if child.upstreamArrived() { return .settled(nil) }
-                if case .arriveHandingOver = stage {
-                    if child.submitAsJobHandingOver(onExecutorOf: child.context, source: source) { return .submitted }
-                } else if child.submitAsJob(onExecutorOf: child.context, source: source) {
-                    return .submitted
-                }
-                return .dispatch(child.context)
+                return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
             case .run:
                 return .settled(child.settle(child.transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
             case .abandon:

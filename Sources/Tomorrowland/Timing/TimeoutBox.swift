@@ -140,6 +140,8 @@ final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, Pr
         if discarded {
             result = .cancelled
         } else if let upstream,
+            // CoreInvariants: "The link rule": the link, followed under this lock, leads to the upstream this
+            // box was registered on, a `PromiseBox<Value, Error>`.
             let upstreamResult = unsafeDowncast(upstream, to: PromiseBox<Value, Error>.self).result
         {
             // The one nested lock: this promise's, then its upstream's; nothing takes them the

@@ -59,6 +59,7 @@ func whenTuple<Output, Error>(
         executor: PromiseContext(qos: qos).executor,
         cancelOnFailure: cancelOnFailure
     ) { slots in
+        // `unsafelyUnwrapped`: called once every input was fulfilled, so every slot is filled.
         makeOutput((0..<slots.count).map { slots[$0].take().unsafelyUnwrapped })
     }
     for input in inputs {

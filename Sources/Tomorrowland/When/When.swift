@@ -54,6 +54,7 @@ public func when<Value, Error>(
         executor: PromiseContext(qos: qos).executor,
         cancelOnFailure: cancelOnFailure
     ) { slots in
+        // `unsafelyUnwrapped`: called once every input was fulfilled, so every slot is filled.
         (0..<slots.count).map { slots[$0].take().unsafelyUnwrapped }
     }
     for promise in promises {

@@ -93,6 +93,7 @@ final class WhenAllCollector<Element, Output, Error>: @unchecked Sendable {
 /// the resolving thread. Never runs user code.
 @usableFromInline
 final class WhenAllNode<InputValue, Element, Output, Error>: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     private let collector: WhenAllCollector<Element, Output, Error>
     private let index: Int
     private let convert: (InputValue) -> Element

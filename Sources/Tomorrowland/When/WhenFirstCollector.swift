@@ -68,6 +68,7 @@ final class WhenFirstCollector<Value, Error>: @unchecked Sendable {
 /// The callback of one `when(first:)` input, run on the resolving thread. Never runs user code.
 @usableFromInline
 final class WhenFirstNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
+    // @unchecked Sendable: CoreInvariants: "Sendable by hand-off".
     private let collector: WhenFirstCollector<Value, Error>
 
     @usableFromInline

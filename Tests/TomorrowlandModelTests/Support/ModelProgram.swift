@@ -32,7 +32,7 @@ enum CallbackKind: Int, CaseIterable {
     }
 
     /// Whether the callback is applicable to a result; an inapplicable one passes the result
-    /// through (the outcome table of API.md 1.2.3).
+    /// through (the callback outcome table of Tomorrowland.docc/BehaviourRules.md).
     func applies(to result: ModelResult) -> Bool {
         switch self {
         case .then, .map, .flatMap, .tryThen, .tryMap, .tryFlatMap: return result.isValue

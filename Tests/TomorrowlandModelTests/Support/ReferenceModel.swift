@@ -1,9 +1,9 @@
 /// A small, deliberately naive reference implementation of the documented promise rules
-/// (API.md A–F, J), run on a simulated test loop, that records the same events as
+/// (rules A–F and J of Tomorrowland.docc/BehaviourRules.md), run on a simulated test loop, that records the same events as
 /// ``LibraryRun`` does with the real library.
 ///
 /// Everything here is plain arrays, integers and recursion: no locks, no atomics, no lists
-/// spliced in place. Where API.md leaves an order open (which of a cancel request's effects
+/// spliced in place. Where the rules leave an order open (which of a cancel request's effects
 /// happen first), the model follows the library and says so at that spot.
 final class ReferenceModel {
     enum State: Equatable {
