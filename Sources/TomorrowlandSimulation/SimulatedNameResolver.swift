@@ -17,28 +17,3 @@ final class SimulatedNameResolver: NameResolver, @unchecked Sendable {
         network.scheduleResolution(resolution)
     }
 }
-
-extension SimulatedNetwork {
-    /// The two hosts a segment travels between (nil for events within one host), for
-    /// partitions.
-    func hostPair(of action: SimulationEvent.Action) -> HostPair? {
-        switch action {
-        case .syn(let attempt, let ip, _):
-            guard let server = host(at: ip) else { return nil }
-            return HostPair(attempt.host, server)
-        case .established(let attempt, let end):
-            guard let server = end.peer?.host else { return nil }
-            return HostPair(attempt.host, server)
-        case .data(let end, _), .endOfOutput(let end), .windowUpdate(let end, _), .reset(let end):
-            guard let sender = end.peer?.host else { return nil }
-            return HostPair(end.host, sender)
-        case .refused(let attempt):
-            // The refusal travels back from the host the attempt went to; a partition that
-            // started meanwhile holds it like any segment.
-            _ = attempt
-            return nil
-        case .readable, .writable, .accept, .resolved:
-            return nil
-        }
-    }
-}

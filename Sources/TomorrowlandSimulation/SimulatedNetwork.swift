@@ -77,6 +77,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     /// The virtual clock: time since the network was created.
     public var now: Duration { .nanoseconds(Int64(clamping: nanoseconds)) }
 
+    /// The virtual clock in nanoseconds, which every host's loop reads (from any thread: it is
+    /// atomic; only the network's thread moves it).
     package var nanoseconds: UInt64 { clock.load(ordering: .relaxed) }
 
     private let clock = Atomic<UInt64>(0)
@@ -510,17 +512,6 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             record(.accept, end.label)
             port.loop.simulationRunCallback { listener.acceptorAccepted(end) }
         }
-    }
-}
-
-/// Two hosts, the one added first first.
-struct HostPair: Hashable {
-    let first: Int
-    let second: Int
-
-    init(_ one: SimulatedHost, _ other: SimulatedHost) {
-        first = min(one.index, other.index)
-        second = max(one.index, other.index)
     }
 }
 
