@@ -28,7 +28,7 @@ extension EventLoop {
     /// and a timer scheduled outside a round once.
     @inline(__always)
     func currentTime() -> UInt64 {
-        guard let simulation else { return MonotonicClock.now() }
-        return simulation.nanoseconds
+        guard let virtualClock else { return MonotonicClock.now() }
+        return virtualClock.nanoseconds
     }
 }

@@ -57,6 +57,8 @@ public final class EventLoop: @unchecked Sendable {
     /// The simulation that drives this loop and owns its clock and network, or nil for a loop
     /// on libevent and the monotonic clock (every loop made with a public initializer).
     package let simulation: (any EventLoopSimulation)?
+    /// The simulation's clock, nil on a libevent loop (see ``currentTime()``).
+    let virtualClock: VirtualClock?
 
     /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
     let inbox = LockedValue(Inbox())
@@ -145,6 +147,7 @@ public final class EventLoop: @unchecked Sendable {
         self.base = base
         self.ownsBase = ownsBase
         simulation = nil
+        virtualClock = nil
         let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         precondition(descriptor >= 0, "EventLoop: eventfd failed (errno \(errno)); the process is out of descriptors")
         wakeupDescriptor = descriptor
@@ -160,8 +163,9 @@ public final class EventLoop: @unchecked Sendable {
         base = nil
         ownsBase = false
         self.simulation = simulation
+        virtualClock = simulation.clock
         wakeupDescriptor = -1
-        core = SchedulingCore(currentTime: simulation.nanoseconds)
+        core = SchedulingCore(currentTime: simulation.clock.nanoseconds)
     }
 
     deinit {

@@ -2,16 +2,15 @@
 /// that module TomorrowlandSimulation implements.
 ///
 /// A loop made with ``EventLoop/init(simulation:)`` has no `event_base`, no `eventfd` and no
-/// thread. It reads its clock here (``nanoseconds``), and its TCP entry points
+/// thread. It reads its clock here (``clock``), and its TCP entry points
 /// (``TCPListener/listen(host:port:on:options:onAccept:)``, ``TCPListener/bind(host:port:on:options:onAccept:)``,
 /// ``TCPConnection/connect(host:port:on:timeout:options:nameResolver:)``) ask it for an acceptor
 /// or a connection attempt instead of opening sockets. The simulation runs the loop's ticks with
 /// ``EventLoop/withCallbackEntered(_:)`` when it picks the loop's next event, and calls transports'
 /// readiness the same way, all on one thread.
 package protocol EventLoopSimulation: AnyObject, Sendable {
-    /// The virtual clock, in nanoseconds since the simulation began; every simulated loop reads
-    /// the same one.
-    var nanoseconds: UInt64 { get }
+    /// The virtual clock; every simulated loop reads the same one.
+    var clock: VirtualClock { get }
 
     /// Binds a listening port on the host of `loop` and makes its ``TCPListener``; on the loop's
     /// thread. Fails with ``TCPError/bindFailed(errno:)`` (`EADDRINUSE`, `EADDRNOTAVAIL`) as a

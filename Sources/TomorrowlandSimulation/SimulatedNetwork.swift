@@ -1,4 +1,3 @@
-import Synchronization
 import Tomorrowland
 import TomorrowlandLoop
 
@@ -77,11 +76,12 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     /// The virtual clock: time since the network was created.
     public var now: Duration { .nanoseconds(Int64(clamping: nanoseconds)) }
 
-    /// The virtual clock in nanoseconds, which every host's loop reads (from any thread: it is
-    /// atomic; only the network's thread moves it).
-    package var nanoseconds: UInt64 { clock.load(ordering: .relaxed) }
+    /// The virtual clock, which every host's loop reads (from any thread: it is atomic; only the
+    /// network's thread moves it).
+    package let clock = VirtualClock()
 
-    private let clock = Atomic<UInt64>(0)
+    /// ``clock``'s time in nanoseconds.
+    var nanoseconds: UInt64 { clock.nanoseconds }
     var random: SimulationRandom
     private var traceDigest = TraceDigest()
     private var events = SimulationEventQueue()
@@ -156,7 +156,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         let end = nanoseconds.addingReportingOverflow(duration.simulationNanoseconds)
         let deadline = end.overflow ? UInt64.max : end.partialValue
         while let next = nextEvent(), next.time <= deadline { run(next) }
-        if deadline > nanoseconds { clock.store(deadline, ordering: .relaxed) }
+        if deadline > nanoseconds { clock.advance(to: deadline) }
     }
 
     /// Runs events until `promise` resolves, or until nothing is pending, or until `timeLimit`
@@ -368,7 +368,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     }
 
     private func run(_ pick: SimulationEvent.Pick) {
-        if pick.time > nanoseconds { clock.store(pick.time, ordering: .relaxed) }
+        if pick.time > nanoseconds { clock.advance(to: pick.time) }
         switch pick.source {
         case .network:
             perform(events.removeFirst().action)
