@@ -248,7 +248,7 @@ extension TCPConnection {
         guard machine.lifecycle != .closed else { return }
         let wanted = machine.wantsReadEvent
         guard wanted != isReadEventAdded else { return }
-        transport.setReadInterest(wanted)
+        carrier.setReadInterest(wanted)
         isReadEventAdded = wanted
     }
 
@@ -273,7 +273,7 @@ extension TCPConnection {
             guard allowed > 0 else { break }
             let space = input.reserveWritable(Swift.min(readSize, allowed))
             let requested = Swift.min(space.count, allowed)
-            switch transport.receive(into: UnsafeMutableRawBufferPointer(rebasing: space[..<requested])) {
+            switch carrier.receive(into: UnsafeMutableRawBufferPointer(rebasing: space[..<requested])) {
             case .received(let count):
                 input.commitWritten(count)
                 total += count

@@ -172,7 +172,7 @@ extension TCPConnection {
         guard machine.lifecycle != .closed else { return }
         var failure: TCPError?
         sending: while output.readableBytes > 0 {
-            switch transport.send(output.readableRegion) {
+            switch carrier.send(output.readableRegion) {
             case .sent(let sent) where sent > 0:
                 output.consume(sent)
                 bytesFlushed &+= UInt64(sent)
@@ -209,7 +209,7 @@ extension TCPConnection {
     /// Adds or removes the write event.
     private func setWriteInterest(_ wanted: Bool) {
         guard wanted != isWriteEventAdded else { return }
-        transport.setWriteInterest(wanted)
+        carrier.setWriteInterest(wanted)
         isWriteEventAdded = wanted
     }
 }

@@ -80,6 +80,7 @@ final class TCPSocketTransport: TCPTransport {
         }
     }
 
+    @inline(__always)
     func setReadInterest(_ wanted: Bool) {
         guard let readEvent else { return }
         if wanted {
@@ -89,6 +90,7 @@ final class TCPSocketTransport: TCPTransport {
         }
     }
 
+    @inline(__always)
     func setWriteInterest(_ wanted: Bool) {
         guard let writeEvent else { return }
         if wanted {
