@@ -3,9 +3,8 @@ import Synchronization
 /// The clock of a simulation: nanoseconds since it began, moved only by the simulation; every
 /// loop of the simulation reads the same one.
 ///
-/// A final class, not a protocol: a libevent loop's tick tests one stored optional for nil and
-/// calls nothing opaque (an existential call there changed the optimizer's treatment of the
-/// loop's inbox lock; TCPEchoBench, callgrind).
+/// A final class, not a protocol requirement: a libevent loop's tick tests one stored optional
+/// for nil and has no opaque call on its path.
 package final class VirtualClock: Sendable {
     private let time = Atomic<UInt64>(0)
 

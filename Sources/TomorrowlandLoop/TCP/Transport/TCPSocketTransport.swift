@@ -12,8 +12,7 @@ final class TCPSocketTransport: TCPTransport {
     let remoteDescription: String
     let localPort: UInt16
     // `@exclusivity(unchecked)`: loop-confined like the connection's own state, one access at a
-    // time; the dynamic checks were a twentieth of an echo round trip's instructions (callgrind,
-    // TCPEchoBench).
+    // time, as the connection's own stored properties are.
 
     /// `EV_READ|EV_PERSIST` on ``fd``, added while the connection wants input. Its callback
     /// argument is the connection, unretained: the loop's resource registry keeps the connection
