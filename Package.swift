@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "Tomorrowland", targets: ["Tomorrowland"]),
         .library(name: "TomorrowlandLoop", targets: ["TomorrowlandLoop"]),
         .library(name: "TomorrowlandTesting", targets: ["TomorrowlandTesting"]),
+        // Hosts, links and faults on one virtual clock for daemons written on TomorrowlandLoop.
+        .library(name: "TomorrowlandSimulation", targets: ["TomorrowlandSimulation"]),
         // Empty modules unless their trait is enabled (see `traits` below).
         .library(name: "TomorrowlandNIO", targets: ["TomorrowlandNIO"]),
         .library(name: "TomorrowlandServiceLifecycle", targets: ["TomorrowlandServiceLifecycle"]),
@@ -64,6 +66,12 @@ let package = Package(
         .target(
             name: "TomorrowlandTesting",
             dependencies: ["Tomorrowland"]
+        ),
+        // SimulatedNetwork: the TCP API of TomorrowlandLoop between simulated hosts, on virtual
+        // time, every choice from one seed.
+        .target(
+            name: "TomorrowlandSimulation",
+            dependencies: ["Tomorrowland", "TomorrowlandLoop"]
         ),
         // SwiftNIO interop (trait `NIO`): a NIO EventLoop as a promise context, future bridges.
         .target(
@@ -162,6 +170,19 @@ let package = Package(
                     package: "swift-service-lifecycle",
                     condition: .when(traits: ["ServiceLifecycle"])
                 ),
+            ]
+        ),
+        // Runs one seeded simulation and prints its digest: TomorrowlandSimulationTests launches
+        // it twice to check that a seed replays the same in another process.
+        .executableTarget(
+            name: "SimulationDigestProbe",
+            dependencies: ["TomorrowlandSimulation", "TomorrowlandLoop", "Tomorrowland"],
+            path: "Tests/SimulationDigestProbe"
+        ),
+        .testTarget(
+            name: "TomorrowlandSimulationTests",
+            dependencies: [
+                "TomorrowlandSimulation", "TomorrowlandLoop", "Tomorrowland", "SimulationDigestProbe",
             ]
         ),
         .testTarget(

@@ -24,7 +24,9 @@ final class ClientConnection {
     private let processor: CommandProcessor
     private let idleTimeout: Duration?
     private let logger: Logger
-    private var lastActivity = ContinuousClock.now
+    /// On the loop's clock (`loop.now`), so that the idle timeout runs on virtual time when the
+    /// daemon runs on a simulated host.
+    private var lastActivity: Duration
     private var idleTimer: (any PromiseScheduledWork)?
     private var isClosing = false
     /// Replies encoded per read before the connection pauses for the output to drain.
@@ -39,6 +41,7 @@ final class ClientConnection {
         self.parser = RESPParser(maxRequestBytes: maxRequestBytes)
         self.idleTimeout = idleTimeout
         self.logger = logger
+        lastActivity = connection.loop.now
     }
 
     /// Starts serving; `onClose` runs on the loop thread once the connection has closed. Call it
@@ -85,7 +88,7 @@ final class ClientConnection {
 
     /// Executes every complete request in `input`; returns the bytes consumed.
     private func handle(_ input: UnsafeRawBufferPointer) -> Int {
-        if idleTimeout != nil { lastActivity = .now }
+        if idleTimeout != nil { lastActivity = connection.loop.now }
         guard !isClosing else { return input.count }
         replies.removeAll()
         let (consumed, ending) = processor.executeAll(
@@ -131,7 +134,7 @@ final class ClientConnection {
 
     private func checkIdle(_ this: LoopBound<ClientConnection>) {
         guard let idleTimeout, !isClosing else { return }
-        let idle = ContinuousClock.now - lastActivity
+        let idle = connection.loop.now - lastActivity
         if idle >= idleTimeout {
             logger.info("idle timeout, closing", metadata: ["peer": "\(connection.remoteDescription)"])
             close(afterFlushing: true)

@@ -7,10 +7,10 @@ public typealias TCPConnect = @Sendable (ProbeEndpoint, EventLoop, Duration) -> 
 
 /// The real prober: a TCP connect on `loop`, closed as soon as it succeeds.
 ///
-/// The latency is the time from the start of the attempt to the connection, on the monotonic
-/// clock. The scheduler's `timeout` enforces the connect timeout and cancels a late attempt
-/// (which closes its socket, or abandons its name lookup); `backstop` is the connect's own
-/// deadline, in case nobody cancels. Host names are resolved off the loop, so an endpoint whose
+/// The latency is the time from the start of the attempt to the connection, on the loop's clock
+/// (`loop.now`: the monotonic clock, or virtual time on a simulated host). The scheduler's
+/// `timeout` enforces the connect timeout and cancels a late attempt (which closes its socket, or
+/// abandons its name lookup); `backstop` is the connect's own deadline, in case nobody cancels. Host names are resolved off the loop, so an endpoint whose
 /// name does not resolve (or whose DNS server does not answer) delays no other endpoint.
 ///
 /// - Parameters:
@@ -24,10 +24,11 @@ public func tcpProber(
     }
 ) -> ProbeScheduler.Prober {
     { endpoint in
-        let start = ContinuousClock.now
+        // The loop's clock: virtual when the prober runs on a simulated host.
+        let start = loop.now
         return connect(endpoint, loop, backstop)
             .map(on: .immediate) { connection -> Duration in
-                let latency = ContinuousClock.now - start
+                let latency = loop.now - start
                 connection.close()
                 return latency
             }

@@ -126,7 +126,7 @@ extension EventLoop {
     /// - Returns: Whether any work ran.
     @discardableResult
     func runTick(honouringStop: Bool = true) -> Bool {
-        core.beginRound(at: MonotonicClock.now())
+        core.beginRound(at: currentTime())
         takeInbox()
         var remaining = Self.roundBudget
         var ran = false

@@ -74,7 +74,7 @@ extension EventLoop: PromiseExecutor {
         guard inEventLoop && !isShutDown else { return nil }
         // On the loop's thread: the round's time if a round runs, else the clock.
         let nanoseconds = delay.schedulingNanoseconds
-        let deadline = core.deadlineInRound(after: nanoseconds) ?? MonotonicClock.deadline(after: nanoseconds)
+        let deadline = core.deadlineInRound(after: nanoseconds) ?? clockDeadline(after: nanoseconds)
         return core.schedule(at: deadline, .promiseTimer(timer)).promiseTimerID
     }
 
@@ -97,13 +97,13 @@ extension EventLoop: PromiseExecutor {
         inEventLoop
     }
 
-    /// The deadline, on ``MonotonicClock``, of a timer scheduled now with `delay`: from the
+    /// The deadline, on the loop's clock, of a timer scheduled now with `delay`: from the
     /// current round's time inside a round on the loop's thread, from a fresh clock reading
     /// anywhere else (the round's time would be stale there).
     func deadline(after delay: Duration) -> UInt64 {
         let nanoseconds = delay.schedulingNanoseconds
         if inEventLoop, let deadline = core.deadlineInRound(after: nanoseconds) { return deadline }
-        return MonotonicClock.deadline(after: nanoseconds)
+        return clockDeadline(after: nanoseconds)
     }
 
     /// Schedules a timer and returns its concrete handle.
@@ -119,7 +119,7 @@ extension EventLoop: PromiseExecutor {
         return handle.isPending ? handle : nil
     }
 
-    /// Schedules a timer for `deadline` on ``MonotonicClock`` and returns its handle, cancelled if
+    /// Schedules a timer for `deadline` on the loop's clock and returns its handle, cancelled if
     /// the loop was shut down; `reportsRefusal` says whether that refusal writes the loop's one
     /// diagnostic line (the promise forms report with a cancelled promise instead).
     func scheduleTimer(
@@ -166,12 +166,12 @@ extension PromiseContext {
     }
 }
 
-extension MonotonicClock {
-    /// The time `nanoseconds` from now on this clock, saturating: the deadline of a timer
+extension EventLoop {
+    /// The time `nanoseconds` from now on the loop's clock, saturating: the deadline of a timer
     /// scheduled outside the loop's rounds.
     @inline(__always)
-    static func deadline(after nanoseconds: UInt64) -> UInt64 {
-        let (sum, overflow) = now().addingReportingOverflow(nanoseconds)
+    func clockDeadline(after nanoseconds: UInt64) -> UInt64 {
+        let (sum, overflow) = currentTime().addingReportingOverflow(nanoseconds)
         return overflow ? UInt64.max : sum
     }
 }

@@ -73,10 +73,16 @@ extension EventLoop {
 
     // MARK: Internals
 
+    /// Why a simulated loop refuses watchers: it has no `event_base`, and a real descriptor or
+    /// signal would bring the kernel's timing back into a run that must replay from its seed.
+    static let simulatedWatcherMessage =
+        "EventLoop: descriptor and signal watchers are not available on a simulated host's loop (it has no event_base, and real descriptors and signals would make the run depend on the kernel); use the simulated network's TCP, and trigger what a signal would do from the simulation"
+
     /// Registers a descriptor watcher; on the loop's thread.
     func addDescriptorWatcher(
         _ fd: Int32, events: IOEvents, isOneShot: Bool, handler: @escaping (Int16) -> Void
     ) throws -> EventLoopWatcher {
+        precondition(simulation == nil, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         // libevent would accept a closed descriptor here and fail later, or not at all.
         guard fcntl(fd, F_GETFD) != -1 else { throw EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
@@ -92,6 +98,7 @@ extension EventLoop {
     ) throws
         -> EventLoopWatcher
     {
+        precondition(simulation == nil, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
             throw EventLoopError.invalidSignal(signal)

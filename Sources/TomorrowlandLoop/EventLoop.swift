@@ -43,14 +43,22 @@ public final class EventLoop: @unchecked Sendable {
     //   one of our libevent callbacks). The driver role is claimed and given up under the inbox
     //   lock, whose acquire/release hands the loop-confined state from one driver to the next.
 
-    /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true.
-    let base: OpaquePointer
+    /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true. Nil only on a
+    /// simulated loop (``simulation``), which has no libevent object at all: every path that
+    /// reaches the base (driving, watchers, socket transports) is closed to a simulated loop at
+    /// its entry point, so the base is implicitly unwrapped where it is used.
+    let base: OpaquePointer!
     /// Whether this loop created ``base`` and so frees it.
     let ownsBase: Bool
     /// The `eventfd` other threads write to wake the loop. Closed in `deinit` only: a thread
     /// that can still call ``execute(_:)`` holds a reference to the loop, so no writer can race
-    /// with the close.
+    /// with the close. -1 on a simulated loop (the simulation looks at its inbox instead).
     let wakeupDescriptor: Int32
+    /// The simulation that drives this loop and owns its clock and network, or nil for a loop
+    /// on libevent and the monotonic clock (every loop made with a public initializer).
+    package let simulation: (any EventLoopSimulation)?
+    /// The simulation's clock, nil on a libevent loop (see ``currentTime()``).
+    let virtualClock: VirtualClock?
 
     /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
     let inbox = LockedValue(Inbox())
@@ -81,7 +89,9 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
     /// Live TCP listeners, connections and connection attempts, keeping the objects their
     /// libevent callback arguments point to alive (see ``EventLoopResource``).
-    @exclusivity(unchecked) var resources: [ObjectIdentifier: any EventLoopResource] = [:]
+    @exclusivity(unchecked) var resources: [ObjectIdentifier: RegisteredResource] = [:]
+    /// The order of the last registration in ``resources``.
+    @exclusivity(unchecked) var nextResourceOrder: UInt64 = 0
     /// The driver's copy of the lifecycle's phase, read on the hot path without the lock. It
     /// trails the shared phase: a request from another thread reaches it when the driver next
     /// takes the inbox (or gives the loop up).
@@ -136,11 +146,26 @@ public final class EventLoop: @unchecked Sendable {
     private init(base: OpaquePointer, ownsBase: Bool) {
         self.base = base
         self.ownsBase = ownsBase
+        simulation = nil
+        virtualClock = nil
         let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         precondition(descriptor >= 0, "EventLoop: eventfd failed (errno \(errno)); the process is out of descriptors")
         wakeupDescriptor = descriptor
         core = SchedulingCore(currentTime: MonotonicClock.now())
         installCoreEvents()
+    }
+
+    /// Creates a loop driven by `simulation`: no `event_base`, no `eventfd`, no thread; its clock
+    /// is the simulation's virtual clock, and its TCP runs on the simulation's network. The
+    /// simulation runs its ticks (``withCallbackEntered(_:)``) when it picks this loop's next
+    /// event.
+    package init(simulation: any EventLoopSimulation) {
+        base = nil
+        ownsBase = false
+        self.simulation = simulation
+        virtualClock = simulation.clock
+        wakeupDescriptor = -1
+        core = SchedulingCore(currentTime: simulation.clock.nanoseconds)
     }
 
     deinit {
@@ -149,7 +174,7 @@ public final class EventLoop: @unchecked Sendable {
         if !isShutDown {
             releaseEverythingWithoutRunning()
         }
-        close(wakeupDescriptor)
+        if wakeupDescriptor >= 0 { close(wakeupDescriptor) }
     }
 
     /// Whether the calling thread is driving this loop right now (running its work, or inside one
@@ -274,6 +299,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Makes the loop's `eventfd` readable. Errors are ignored on purpose: the only one possible
     /// on a live `eventfd` is `EAGAIN` when the counter is saturated, and then it is readable.
     func wakeUp() {
+        // A simulated loop has no descriptor: the simulation sees the inbox when it picks the
+        // next event (one thread drives every simulated loop, so nothing waits to be woken).
+        guard wakeupDescriptor >= 0 else { return }
         _ = eventfd_write(wakeupDescriptor, 1)
     }
 }
@@ -299,7 +327,7 @@ struct InboxTimer {
     /// How many of the inbox's work items were submitted before this timer.
     var position: Int
     var handle: EventLoopScheduledWork
-    /// On ``MonotonicClock``, taken when the timer was scheduled.
+    /// On the loop's clock, taken when the timer was scheduled.
     var deadline: UInt64
     var work: LoopWork
 }

@@ -17,6 +17,13 @@ public final class EventLoopGroup: Sendable {
     /// Left by each thread once its loop has shut down and the thread is about to exit.
     private let threadsDone = DispatchGroup()
 
+    /// Wraps the loops of a simulated host: no thread is started, the simulation drives them.
+    /// Shutting the group down shuts the loops down on the calling thread (the simulation's).
+    package init(simulatedLoops: [EventLoop]) {
+        precondition(!simulatedLoops.isEmpty && simulatedLoops.allSatisfy { $0.simulation != nil })
+        loops = simulatedLoops
+    }
+
     /// Starts `loopCount` loops, each on its own new thread, running until the group shuts down.
     ///
     /// A `stop()` on one of the loops only makes its thread drive it again; shut the group down

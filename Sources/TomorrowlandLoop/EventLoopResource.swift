@@ -14,10 +14,18 @@ protocol EventLoopResource: AnyObject {
     func closeForShutdown()
 }
 
+/// A registered resource and when it was registered.
+struct RegisteredResource {
+    /// Increases with each registration: the order shutdown closes resources in.
+    var order: UInt64
+    var resource: any EventLoopResource
+}
+
 extension EventLoop {
     /// Keeps `resource` alive while its libevent objects exist; on the loop's thread.
     func register(resource: any EventLoopResource) {
-        resources[ObjectIdentifier(resource)] = resource
+        nextResourceOrder &+= 1
+        resources[ObjectIdentifier(resource)] = RegisteredResource(order: nextResourceOrder, resource: resource)
     }
 
     /// Drops the registry's reference; on the loop's thread, after the resource freed its
@@ -30,7 +38,9 @@ extension EventLoop {
     /// callbacks on `.immediate`) that registers new ones, hence the rounds.
     func closeAllResources() {
         while !resources.isEmpty {
-            let live = Array(resources.values)
+            // In registration order, not the dictionary's (which depends on addresses and on the
+            // process's hash seed): a simulated host's shutdown must replay the same from a seed.
+            let live = resources.values.sorted { $0.order < $1.order }.map(\.resource)
             for resource in live { resource.closeForShutdown() }
             for resource in live { resources[ObjectIdentifier(resource)] = nil }
         }

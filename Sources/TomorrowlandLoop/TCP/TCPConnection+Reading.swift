@@ -245,14 +245,10 @@ extension TCPConnection {
 
     /// Adds or removes the read event to match ``TCPConnectionStateMachine/wantsReadEvent``.
     func syncReadInterest() {
-        guard let readEvent else { return }
+        guard machine.lifecycle != .closed else { return }
         let wanted = machine.wantsReadEvent
         guard wanted != isReadEventAdded else { return }
-        if wanted {
-            event_add(readEvent, nil)
-        } else {
-            event_del(readEvent)
-        }
+        carrier.setReadInterest(wanted)
         isReadEventAdded = wanted
     }
 
@@ -265,7 +261,7 @@ extension TCPConnection {
         }
     }
 
-    /// The socket is readable: reads what it has (up to ``readBudget``), hands it over, and
+    /// The transport is readable: reads what it has (up to ``readBudget``), hands it over, and
     /// handles end of input and errors.
     func handleReadable() {
         guard machine.lifecycle == .open, !machine.isInputEnded else { return }
@@ -277,8 +273,8 @@ extension TCPConnection {
             guard allowed > 0 else { break }
             let space = input.reserveWritable(Swift.min(readSize, allowed))
             let requested = Swift.min(space.count, allowed)
-            let count = recv(fd, space.baseAddress, requested, 0)
-            if count > 0 {
+            switch carrier.receive(into: UnsafeMutableRawBufferPointer(rebasing: space[..<requested])) {
+            case .received(let count):
                 input.commitWritten(count)
                 total += count
                 if count == requested {
@@ -286,17 +282,15 @@ extension TCPConnection {
                     continue
                 }
                 if count < requested / 4 { readSize = Swift.max(readSize / 2, Self.initialReadSize) }
-                break
-            }
-            if count == 0 {
+            case .endOfInput:
                 endOfInput = true
+            case .wouldBlock:
                 break
+            case .failed(let error):
+                fail(error)
+                return
             }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { break }
-            fail(.fromSocketErrno(code))
-            return
+            break
         }
         deliverInput()
         if endOfInput { handleEndOfInput() }

@@ -118,7 +118,7 @@ extension TCPConnection {
         let decision = machine.shutdownOutput(
             hasPendingOutput: output.readableBytes > 0, hasBufferedInput: input.readableBytes > 0)
         if case .now(let thenClose) = decision {
-            _ = shutdown(fd, Int32(SHUT_WR))
+            transport.shutdownOutput()
             if thenClose { finishClose(result: nil, pendingError: .closed) }
         }
         runCallbacks()
@@ -165,25 +165,23 @@ extension TCPConnection {
         }
     }
 
-    /// Sends as much pending output as the socket takes, then queues the flushes that completed,
+    /// Sends as much pending output as the transport takes, then queues the flushes that completed,
     /// and performs what the machine decides: shut down the sending side, call `onWritable`,
     /// close. Never runs user code itself (the caller runs the callbacks).
     func flushOutput() {
         guard machine.lifecycle != .closed else { return }
         var failure: TCPError?
-        while output.readableBytes > 0 {
-            let region = output.readableRegion
-            // MSG_NOSIGNAL: a dead peer gives EPIPE here instead of killing the process.
-            let sent = send(fd, region.baseAddress, region.count, Int32(MSG_NOSIGNAL))
-            if sent >= 0 {
+        sending: while output.readableBytes > 0 {
+            switch carrier.send(output.readableRegion) {
+            case .sent(let sent) where sent > 0:
                 output.consume(sent)
                 bytesFlushed &+= UInt64(sent)
-                continue
+            case .sent, .wouldBlock:
+                break sending
+            case .failed(let error):
+                failure = error
+                break sending
             }
-            let code = errno
-            if code == EINTR { continue }
-            if code != EAGAIN && code != EWOULDBLOCK { failure = .fromSocketErrno(code) }
-            break
         }
         if let failure {
             fail(failure)
@@ -203,19 +201,15 @@ extension TCPConnection {
         let after = machine.sent(
             drained: drained, belowHighWaterMark: output.readableBytes < options.writeHighWaterMark,
             hasBufferedInput: input.readableBytes > 0)
-        if after.shutDownOutput { _ = shutdown(fd, Int32(SHUT_WR)) }
+        if after.shutDownOutput { transport.shutdownOutput() }
         if after.notifyWritable { pendingCallbacks.append(.writable) }
         if after.closed { finishClose(result: nil, pendingError: .closed) }
     }
 
     /// Adds or removes the write event.
     private func setWriteInterest(_ wanted: Bool) {
-        guard let writeEvent, wanted != isWriteEventAdded else { return }
-        if wanted {
-            event_add(writeEvent, nil)
-        } else {
-            event_del(writeEvent)
-        }
+        guard wanted != isWriteEventAdded else { return }
+        carrier.setWriteInterest(wanted)
         isWriteEventAdded = wanted
     }
 }

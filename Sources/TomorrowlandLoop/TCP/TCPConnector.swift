@@ -28,6 +28,8 @@ final class TCPConnector: @unchecked Sendable {
     private var nextAddress = 0
     /// The socket being connected, -1 between attempts; owned until handed to the connection.
     private var fd: Int32 = -1
+    /// The attempt in progress on a simulated network (a simulated host's loop only).
+    private var attempt: (any TCPConnectAttempt)?
     /// One-shot `EV_WRITE` on ``fd``: the connection completed or failed.
     private var event: OpaquePointer?
     private var timer: EventLoopScheduledWork?
@@ -77,7 +79,12 @@ final class TCPConnector: @unchecked Sendable {
             _ = loop.performOnLoop { [self] in resolved(answer) }
         }
         self.resolution = resolution
-        nameResolver.resolve(resolution)
+        // A simulated host resolves through its simulation unless the caller chose a resolver.
+        if let simulation = loop.simulation, nameResolver is SystemNameResolver {
+            simulation.nameResolver.resolve(resolution)
+        } else {
+            nameResolver.resolve(resolution)
+        }
     }
 
     /// The resolver answered; on the loop's thread.
@@ -100,6 +107,23 @@ final class TCPConnector: @unchecked Sendable {
         while !isFinished && nextAddress < addresses.count {
             let address = addresses[nextAddress]
             nextAddress += 1
+            if let simulation = loop.simulation {
+                attempt = simulation.connect(to: address, from: loop, options: options) { [self] outcome in
+                    attempt = nil
+                    switch outcome {
+                    case .success(let transport):
+                        guard !isFinished else {
+                            transport.close()
+                            return
+                        }
+                        finish(.success(TCPConnection(transport: transport, loop: loop, options: options)))
+                    case .failure(let error):
+                        lastError = error
+                        tryNextAddress()
+                    }
+                }
+                return
+            }
             let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
             fd = socket(address.family, socketType, 0)
             guard fd >= 0 else {
@@ -162,6 +186,8 @@ final class TCPConnector: @unchecked Sendable {
         isFinished = true
         resolution?.abandon()
         resolution = nil
+        attempt?.cancel()
+        attempt = nil
         timer?.cancel()
         timer = nil
         if let event { event_free(event) }

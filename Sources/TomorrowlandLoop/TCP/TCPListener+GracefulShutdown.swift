@@ -43,6 +43,8 @@ extension TCPListener {
     func track(_ connection: TCPConnection) {
         let id = ObjectIdentifier(connection)
         openConnections[id] = connection
+        acceptCount &+= 1
+        acceptOrder[id] = acceptCount
         // `.immediate`: `closed` resolves on the loop's thread (the connection's close, or the
         // loop's shutdown), where this bookkeeping belongs. Weak: a listener dropped by its owner
         // must not be kept alive by the connections it accepted.
@@ -71,14 +73,19 @@ extension TCPListener {
                 loop.schedule(after: grace) { [self] in forceCloseOpenConnections() })
         }
         drain = current
-        for connection in Array(openConnections.values) {
+        for connection in openConnectionsInAcceptOrder() {
             connection.close(afterFlushing: true)
         }
     }
 
     /// Step 3 of ``shutdownGracefully(within:)``: the grace period is over.
+    /// The open connections, oldest first.
+    private func openConnectionsInAcceptOrder() -> [TCPConnection] {
+        openConnections.sorted { acceptOrder[$0.key, default: 0] < acceptOrder[$1.key, default: 0] }.map(\.value)
+    }
+
     private func forceCloseOpenConnections() {
-        for connection in Array(openConnections.values) {
+        for connection in openConnectionsInAcceptOrder() {
             connection.close(afterFlushing: false)
         }
     }
@@ -86,6 +93,7 @@ extension TCPListener {
     /// `closed` resolved for the connection `id`; completes a drain whose last connection it was.
     private func connectionClosed(_ id: ObjectIdentifier) {
         openConnections[id] = nil
+        acceptOrder[id] = nil
         guard openConnections.isEmpty, let finished = drain else { return }
         drain = nil
         for timer in finished.forceCloseTimers { timer.cancel() }

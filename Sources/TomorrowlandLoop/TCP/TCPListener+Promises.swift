@@ -36,6 +36,17 @@ extension TCPListener {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) -> Promise<TCPListener, TCPError> {
+        if let simulation = loop.simulation {
+            let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
+            let request = BindRequest(resolver)
+            let queued = loop.performOnLoop {
+                request.resolver.resolve(
+                    with: simulation.bindListener(
+                        host: host, port: port, on: loop, options: options, onAccept: onAccept))
+            }
+            if !queued { resolver.reject(with: .closed) }
+            return promise
+        }
         let addresses: [TCPSocketAddress]
         do {
             addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: true)

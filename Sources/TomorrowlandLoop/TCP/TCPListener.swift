@@ -35,7 +35,9 @@ public final class TCPListener: @unchecked Sendable {
 
     /// The listener; its callback argument is `self`, unretained, kept valid by the loop's
     /// resource registry until `evconnlistener_free` (which also closes the socket).
-    private var listener: OpaquePointer?
+    /// What produces connections: a listening socket, or a simulated host's port (see
+    /// ``TCPAcceptor``); nil once closed.
+    private(set) var acceptor: (any TCPAcceptor)?
     private var onAccept: ((TCPConnection) -> Void)?
     /// What the last ``pauseAccepting()`` or ``resumeAccepting()`` asked for, on any thread; the
     /// loop applies the latest value, so calls that hop from other threads cannot be applied in
@@ -56,18 +58,35 @@ public final class TCPListener: @unchecked Sendable {
     /// the connection does not refer back to the listener (its `closed` callback holds it weakly),
     /// so there is no cycle. Loop-confined.
     var openConnections: [ObjectIdentifier: TCPConnection] = [:]
+    /// When each of ``openConnections`` was accepted: graceful shutdown closes them in that
+    /// order, not the dictionary's (which depends on addresses and the process's hash seed), so
+    /// that a simulated run replays the same from its seed.
+    var acceptOrder: [ObjectIdentifier: UInt64] = [:]
+    var acceptCount: UInt64 = 0
     /// The graceful shutdown in progress, if any. Loop-confined.
     var drain: GracefulDrain?
 
     private init(
-        listener: OpaquePointer, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
+        acceptor: any TCPAcceptor, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
         onAccept: @escaping (TCPConnection) -> Void
     ) {
-        self.listener = listener
+        self.acceptor = acceptor
         self.loop = loop
         self.localPort = localPort
         self.options = options
         self.onAccept = onAccept
+    }
+
+    /// Makes a listener on `acceptor` and registers it with `loop`; on the loop's thread.
+    package static func make(
+        acceptor: any TCPAcceptor, loop: EventLoop, localPort: UInt16, options: TCPListenerOptions,
+        onAccept: @escaping (TCPConnection) -> Void
+    ) -> TCPListener {
+        let object = TCPListener(
+            acceptor: acceptor, loop: loop, localPort: localPort, options: options, onAccept: onAccept)
+        acceptor.attach(to: object)
+        loop.register(resource: object)
+        return object
     }
 
     /// Listens on `host`:`port` now and, on the loop's thread, hands each accepted connection to
@@ -100,6 +119,12 @@ public final class TCPListener: @unchecked Sendable {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
+        if let simulation = loop.simulation {
+            // A simulated host binds in the simulation's port table: nothing to resolve, no socket.
+            return try loop.withConfinedAccess("TCPListener.listen(host:port:on:options:onAccept:)") {
+                simulation.bindListener(host: host, port: port, on: loop, options: options, onAccept: onAccept)
+            }.get()
+        }
         let addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: true)
         if loop.inEventLoop {
             return try makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept).get()
@@ -174,34 +199,8 @@ public final class TCPListener: @unchecked Sendable {
             throw .bindFailed(errno: code)
         }
         let port = TCPSocketAddress.local(of: fd)?.port ?? address.port
-        // Backlog 0: the socket already listens. The listener owns the socket from here
-        // (LEV_OPT_CLOSE_ON_FREE) and creates accepted sockets non-blocking and close-on-exec.
-        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC)
-        guard
-            let listener = evconnlistener_new(
-                loop.base,
-                { _, fd, address, length, context in
-                    let listener = Unmanaged<TCPListener>.fromOpaque(context!).takeUnretainedValue()
-                    listener.loop.withCallbackEntered { listener.accepted(fd, address: address, length: length) }
-                }, nil, flags, 0, fd)
-        else {
-            closeDescriptor(fd)
-            throw .system(errno: ENOMEM)
-        }
-        let object = TCPListener(listener: listener, loop: loop, localPort: port, options: options, onAccept: onAccept)
-        evconnlistener_set_cb(
-            listener,
-            { _, fd, address, length, context in
-                let listener = Unmanaged<TCPListener>.fromOpaque(context!).takeUnretainedValue()
-                listener.loop.withCallbackEntered { listener.accepted(fd, address: address, length: length) }
-            }, Unmanaged.passUnretained(object).toOpaque())
-        evconnlistener_set_error_cb(listener) { _, context in
-            let code = errno
-            let listener = Unmanaged<TCPListener>.fromOpaque(context!).takeUnretainedValue()
-            listener.loop.withCallbackEntered { listener.acceptFailed(errno: code) }
-        }
-        loop.register(resource: object)
-        return object
+        let acceptor = try TCPSocketAcceptor(listeningSocket: fd, base: loop.base, options: options.connection)
+        return make(acceptor: acceptor, loop: loop, localPort: port, options: options, onAccept: onAccept)
     }
 
     /// Whether ``close()`` or ``shutdownGracefully(within:)`` was called, or the loop closed the
@@ -244,11 +243,11 @@ public final class TCPListener: @unchecked Sendable {
     /// Brings the libevent listener in line with the latest pause request; on the loop's thread.
     private func applyPauseRequest() {
         isPausedByUser = isPauseRequested.load(ordering: .acquiring)
-        guard let listener else { return }
+        guard let acceptor else { return }
         if isPausedByUser {
-            evconnlistener_disable(listener)
+            acceptor.setAccepting(false)
         } else if !isBackingOff {
-            evconnlistener_enable(listener)
+            acceptor.setAccepting(true)
         }
     }
 
@@ -256,40 +255,42 @@ public final class TCPListener: @unchecked Sendable {
     /// tracked (for a later ``shutdownGracefully(within:)``).
     func closeOnLoop() {
         isClosedFlag.store(true, ordering: .releasing)
-        guard let listener else { return }
-        // Frees the event and closes the socket; safe inside the accept callback (libevent holds
-        // a reference to the listener for the callback's length).
-        evconnlistener_free(listener)
-        self.listener = nil
+        guard let acceptor else { return }
+        acceptor.close()
+        self.acceptor = nil
         onAccept = nil
         withExtendedLifetime(self) { loop.unregister(resource: self) }
     }
 
-    private func accepted(_ fd: Int32, address: UnsafeMutablePointer<sockaddr>?, length: Int32) {
+    /// The acceptor took a connection from the backlog: wraps it and hands it to the accept
+    /// handler; a callback of the loop (on its thread, as the driver).
+    package func acceptorAccepted(_ transport: any TCPTransport) {
         // `close()` from another thread sets the flag before its hop reaches the loop.
-        guard listener != nil, !isClosed, let onAccept else {
-            closeDescriptor(fd)
+        guard acceptor != nil, !isClosed, let onAccept else {
+            transport.close()
             return
         }
-        let remote = address.map { TCPSocketAddress($0, length: socklen_t(length)) }
-        let connection = TCPConnection(fd: fd, loop: loop, options: options.connection, remote: remote)
+        let connection = TCPConnection(transport: transport, loop: loop, options: options.connection)
         track(connection)
         onAccept(connection)
     }
 
-    private func acceptFailed(errno code: Int32) {
-        guard let listener else { return }
+    /// The acceptor could not take a connection (`errno` as `accept` reported it); a callback of
+    /// the loop. Running out of descriptors or memory pauses accepting for
+    /// ``resourceBackoff``; other failures concern one connection and are ignored.
+    package func acceptorFailed(errno code: Int32) {
+        guard let acceptor else { return }
         switch code {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
             resourceFailures += 1
             // The pending connection stays in the backlog and the socket stays readable: without
             // a pause, level-triggered readiness would spin the loop.
-            evconnlistener_disable(listener)
+            acceptor.setAccepting(false)
             guard !isBackingOff else { return }
             isBackingOff = true
             _ = loop.scheduleTimer(after: Self.resourceBackoff) { [self] in
                 isBackingOff = false
-                if let listener = self.listener, !isPausedByUser { evconnlistener_enable(listener) }
+                if let acceptor = self.acceptor, !isPausedByUser { acceptor.setAccepting(true) }
             }
         default:
             // Transient per-connection failures (the peer reset before accept...): keep going.

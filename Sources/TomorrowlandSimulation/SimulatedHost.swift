@@ -1,0 +1,73 @@
+import TomorrowlandLoop
+
+/// A machine on a ``SimulatedNetwork``: a name, an address, and the loops a daemon runs on.
+///
+/// Give the daemon ``loop`` (or ``group``) where it would otherwise make an `EventLoop()` or an
+/// `EventLoopGroup(loopCount:)`: everything it does through the public loop and TCP API
+/// (`TCPListener.listen(host:port:on:…)`, `TCPConnection.connect(host:port:on:…)`, reads, writes,
+/// timers, `loop.now`) then happens on the simulation, on virtual time.
+///
+/// A host's loops never run on their own: the network runs them, on the thread that drives it.
+/// Descriptor and signal watchers are not available on them (a precondition failure says so).
+public final class SimulatedHost: @unchecked Sendable {
+    // `@unchecked Sendable`: everything mutable is touched only by the simulation's thread.
+
+    /// How a host answers connection attempts.
+    public enum IncomingConnections: Sendable, Hashable {
+        /// As a kernel does: accepted into a listening port's backlog, refused when no port
+        /// listens.
+        case answered
+        /// Every attempt is refused (`ECONNREFUSED` at the connecting side).
+        case refused
+        /// Attempts are dropped: the connecting side hears nothing, and times out.
+        case unanswered
+    }
+
+    /// The host's name, which the simulation's name resolver resolves to ``address``.
+    public let name: String
+    /// The host's IPv4 address, "10.0.0.1" by default for the first host.
+    public let address: String
+    /// The host's loops, in creation order.
+    public let loops: [EventLoop]
+    /// The host's loops as a group (no threads: the simulation drives them).
+    public let group: EventLoopGroup
+    /// The host's first loop.
+    public var loop: EventLoop { loops[0] }
+
+    /// How the host answers connection attempts; ``IncomingConnections/answered`` at first. A
+    /// fault to set by hand.
+    public var incomingConnections = IncomingConnections.answered
+
+    /// Whether the host crashed (``SimulatedNetwork/crash(_:)``): its loops are shut down and its
+    /// connections reset; it sends and answers nothing more.
+    public internal(set) var isCrashed = false
+
+    /// The index of the host in its network, which fixes the order the simulation visits hosts
+    /// in.
+    let index: Int
+    /// Listening ports by number.
+    var ports: [UInt16: SimulatedPort] = [:]
+    /// Ends of connections on this host that are not released yet, oldest first (the order a
+    /// crash resets them in).
+    var ends: [SimulatedLinkEnd] = []
+    /// The next ephemeral port to try.
+    var nextEphemeralPort: UInt16 = 49152
+
+    init(name: String, address: String, index: Int, loopCount: Int, simulation: SimulatedNetwork) {
+        self.name = name
+        self.address = address
+        self.index = index
+        let loops = (0..<loopCount).map { _ in EventLoop(simulation: simulation) }
+        self.loops = loops
+        group = EventLoopGroup(simulatedLoops: loops)
+    }
+
+    /// A port number no listener and no connection of this host uses.
+    func ephemeralPort() -> UInt16 {
+        while true {
+            let port = nextEphemeralPort
+            nextEphemeralPort = nextEphemeralPort == UInt16.max ? 49152 : nextEphemeralPort + 1
+            if ports[port] == nil && !ends.contains(where: { $0.localPort == port }) { return port }
+        }
+    }
+}

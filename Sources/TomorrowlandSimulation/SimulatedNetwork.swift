@@ -1,0 +1,524 @@
+import Tomorrowland
+import TomorrowlandLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// TCP between simulated hosts on one virtual clock, every choice drawn from one seed.
+///
+/// Add hosts (``addHost(_:address:loopCount:)``), give their loops to your daemon and its
+/// clients in place of real ones, and drive the network (``run(for:)``, ``run(until:timeLimit:)``,
+/// ``step()``). The same daemon code that runs on `EventLoop()` with real sockets runs here
+/// unchanged: the loops are `EventLoop`s whose clock is the network's and whose TCP goes through
+/// the network's links (see the TomorrowlandLoop article "The transport seam").
+///
+/// ```swift
+/// let network = SimulatedNetwork(seed: 7)
+/// let server = network.addHost("server")
+/// let client = network.addHost("client")
+/// let listener = try TCPListener.listen(host: "", port: 7, on: server.loop) { connection in
+///     connection.startReading { bytes in connection.enqueue(bytes); return bytes.count }
+/// }
+/// let reply = TCPConnection.connect(host: "server", port: 7, on: client.loop, timeout: .seconds(1))
+///     .flatMap(on: .loop(client.loop)) { connection in
+///         connection.write([1, 2, 3]).flatMap(on: .loop(client.loop)) { connection.read(exactly: 3) }
+///     }
+/// let result = network.run(until: reply, timeLimit: .seconds(5))
+/// print(network.digestHex)   // the same for seed 7 in every run, in every process
+/// ```
+///
+/// ## One order of events
+///
+/// One thread runs every host: the network picks the next event globally, the earliest on the
+/// virtual clock among every host's loop (its ready work, its timers) and every segment in flight,
+/// equal times in a fixed order (network events first, in the order they were scheduled; then
+/// loops, by host then loop). Nothing reads a real clock, opens a descriptor or starts a thread.
+///
+/// ## Trace and digest
+///
+/// Every run records ``trace`` (loop turns, connections opened, accepted and closed, bytes
+/// delivered, faults) and its ``digest``, an FNV-1a hash of the trace's lines that is independent
+/// of Swift's per-process hash seeding. Same seed, same code: same digest.
+///
+/// ## Faults
+///
+/// Settable by hand: ``reset(_:)`` a connection, ``partition(_:from:)`` and ``heal()``,
+/// ``SimulatedHost/incomingConnections`` (refuse, or never answer), ``crash(_:)``.
+///
+/// - Important: Drive the network from one thread, and never from inside a host's loop work.
+public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
+    // `@unchecked Sendable`: loops read ``nanoseconds`` (atomic) from any thread; everything else
+    // is touched only by the one thread that drives the network, inside or outside its loops'
+    // turns (which run on that thread too).
+
+    /// The seed every choice derives from.
+    public let seed: UInt64
+    /// The delay of each segment between two hosts.
+    public let latency: SimulatedLatency
+    /// The most bytes one end may have sent that its peer has not read yet: the send window.
+    public let window: Int
+    /// Whether reads and writes take a random part of what they could (down to one byte).
+    public let splitsReadsAndWrites: Bool
+
+    /// The hosts, in the order they were added.
+    public private(set) var hosts: [SimulatedHost] = []
+    /// Everything that happened so far, in order.
+    public private(set) var trace: [SimulationTraceEntry] = []
+    /// The FNV-1a 64 hash of ``trace``'s lines.
+    public var digest: UInt64 { traceDigest.value }
+    /// ``digest`` as 16 hexadecimal digits.
+    public var digestHex: String {
+        let digits = String(digest, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// The virtual clock: time since the network was created.
+    public var now: Duration { .nanoseconds(Int64(clamping: nanoseconds)) }
+
+    /// The virtual clock, which every host's loop reads (from any thread: it is atomic; only the
+    /// network's thread moves it).
+    package let clock = VirtualClock()
+
+    /// ``clock``'s time in nanoseconds.
+    var nanoseconds: UInt64 { clock.nanoseconds }
+    var random: SimulationRandom
+    private var traceDigest = TraceDigest()
+    private var events = SimulationEventQueue()
+    private var hostsByName: [String: SimulatedHost] = [:]
+    private var hostsByAddress: [String: SimulatedHost] = [:]
+    private var hostsByLoop: [ObjectIdentifier: SimulatedHost] = [:]
+    private var nextLinkID = 0
+    private var nextAttemptID = 0
+    /// Pairs of host indices that cannot reach each other, the smaller index first.
+    private var partitioned: Set<HostPair> = []
+    /// Segments that met a partition, in the order they met it: sent again at ``heal()``.
+    private var held: [SimulationEvent.Action] = []
+    private lazy var resolver = SimulatedNameResolver(network: self)
+
+    /// Creates an empty network.
+    ///
+    /// - Parameters:
+    ///   - seed: Every choice the network makes derives from it.
+    ///   - latency: The delay of each segment; 50 µs to 2 ms by default.
+    ///   - window: The send window in bytes; 64 KiB by default.
+    ///   - splitsReadsAndWrites: Whether reads and writes split at random points; true by default.
+    public init(
+        seed: UInt64, latency: SimulatedLatency = .uniform(.microseconds(50) ... .milliseconds(2)),
+        window: Int = 65_536, splitsReadsAndWrites: Bool = true
+    ) {
+        precondition(window > 0, "SimulatedNetwork needs a window of at least one byte")
+        self.seed = seed
+        self.latency = latency
+        self.window = window
+        self.splitsReadsAndWrites = splitsReadsAndWrites
+        random = SimulationRandom(seed: seed)
+    }
+
+    /// Adds a host with `loopCount` loops.
+    ///
+    /// - Parameters:
+    ///   - name: What the network's name resolver resolves to the host's address; unique.
+    ///   - address: Its IPv4 address; "10.0.0.N" for the Nth host by default.
+    ///   - loopCount: How many loops the host has (its ``SimulatedHost/group``); 1 by default.
+    @discardableResult
+    public func addHost(_ name: String, address: String? = nil, loopCount: Int = 1) -> SimulatedHost {
+        precondition(hostsByName[name] == nil, "SimulatedNetwork.addHost: a host named \(name) exists already")
+        precondition(loopCount >= 1, "SimulatedNetwork.addHost: a host needs at least one loop")
+        let address = address ?? "10.0.\((hosts.count + 1) / 256).\((hosts.count + 1) % 256)"
+        precondition(hostsByAddress[address] == nil, "SimulatedNetwork.addHost: address \(address) is taken")
+        let host = SimulatedHost(
+            name: name, address: address, index: hosts.count, loopCount: loopCount, simulation: self)
+        hosts.append(host)
+        hostsByName[name] = host
+        hostsByAddress[address] = host
+        for loop in host.loops { hostsByLoop[ObjectIdentifier(loop)] = host }
+        return host
+    }
+
+    /// A generator seeded from the network's: for clients' own choices, replayable with the seed.
+    public func makeRandom() -> SimulationRandom {
+        SimulationRandom(seed: random.next())
+    }
+
+    // MARK: Driving
+
+    /// Runs the next event (moving the clock to it); false when nothing is pending at all.
+    @discardableResult
+    public func step() -> Bool {
+        guard let next = nextEvent() else { return false }
+        run(next)
+        return true
+    }
+
+    /// Runs every event due within `duration` of virtual time, then sets the clock to its end.
+    public func run(for duration: Duration) {
+        let end = nanoseconds.addingReportingOverflow(duration.simulationNanoseconds)
+        let deadline = end.overflow ? UInt64.max : end.partialValue
+        while let next = nextEvent(), next.time <= deadline { run(next) }
+        if deadline > nanoseconds { clock.advance(to: deadline) }
+    }
+
+    /// Runs events until `promise` resolves, or until nothing is pending, or until `timeLimit`
+    /// of virtual time has passed; returns its result, nil if it did not resolve.
+    public func run<Value, Failure>(
+        until promise: Promise<Value, Failure>, timeLimit: Duration = .seconds(3600)
+    ) -> PromiseResult<Value, Failure>? {
+        let deadline = nanoseconds.addingReportingOverflow(timeLimit.simulationNanoseconds)
+        let limit = deadline.overflow ? UInt64.max : deadline.partialValue
+        while promise.result == nil, let next = nextEvent(), next.time <= limit { run(next) }
+        return promise.result
+    }
+
+    /// Runs events until nothing is pending (no loop work or timer, nothing in flight), at most
+    /// `maxEvents`; returns whether the network went idle.
+    @discardableResult
+    public func runUntilIdle(maxEvents: Int = 1_000_000) -> Bool {
+        for _ in 0..<maxEvents where !step() { return true }
+        return nextEvent() == nil
+    }
+
+    // MARK: Faults
+
+    /// Resets `connection` (it must be a connection on this network): both ends fail with
+    /// `TCPError.connectionReset`, this one at once, its peer when the reset reaches it.
+    public func reset(_ connection: TCPConnection) {
+        guard let end = connection.transport as? SimulatedLinkEnd, end.network === self else {
+            preconditionFailure("SimulatedNetwork.reset(_:) needs a connection of this network")
+        }
+        record(.fault, "reset \(end.label)")
+        abort(end, reason: "fault")
+    }
+
+    /// Cuts every path between the hosts of `group` and those of `other`: segments between them
+    /// wait (as retransmissions would) until ``heal()``; connection attempts between them go
+    /// unanswered.
+    public func partition(_ group: [SimulatedHost], from other: [SimulatedHost]) {
+        record(
+            .fault,
+            "partition \(group.map(\.name).joined(separator: ",")) | \(other.map(\.name).joined(separator: ","))")
+        for first in group {
+            for second in other where first !== second { partitioned.insert(HostPair(first, second)) }
+        }
+    }
+
+    /// Ends every partition: the segments that waited are sent again, in order.
+    public func heal() {
+        record(.fault, "heal")
+        partitioned.removeAll()
+        let waiting = held
+        held = []
+        for action in waiting { schedule(action, after: latency.draw(&random)) }
+    }
+
+    /// Crashes `host`: its loops shut down (what they held is gone), its listening ports close,
+    /// and every connection it had is reset at its peers. The host answers nothing from then on.
+    public func crash(_ host: SimulatedHost) {
+        guard !host.isCrashed else { return }
+        record(.fault, "crash \(host.name)")
+        host.isCrashed = true
+        host.incomingConnections = .unanswered
+        for end in host.ends {
+            end.isReset = true
+            if let peer = end.peer { sendReset(from: end, to: peer) }
+        }
+        for loop in host.loops { loop.shutdown() }
+        for port in host.ports.keys.sorted() { host.ports[port]?.close() }
+    }
+
+    // MARK: EventLoopSimulation
+
+    package var nameResolver: any NameResolver { resolver }
+
+    package func bindListener(
+        host name: String, port requested: UInt16, on loop: EventLoop, options: TCPListenerOptions,
+        onAccept: @escaping (TCPConnection) -> Void
+    ) -> Result<TCPListener, TCPError> {
+        let host = self.host(of: loop)
+        guard !host.isCrashed else { return .failure(.closed) }
+        let local = ["", "*", "0.0.0.0", "::", "127.0.0.1", "localhost", host.name, host.address]
+        guard local.contains(name) else { return .failure(.bindFailed(errno: EADDRNOTAVAIL)) }
+        let number = requested == 0 ? host.ephemeralPort() : requested
+        guard host.ports[number] == nil else { return .failure(.bindFailed(errno: EADDRINUSE)) }
+        let port = SimulatedPort(
+            network: self, host: host, port: number, loop: loop, backlogLimit: Int(options.backlog))
+        host.ports[number] = port
+        record(.bind, "\(host.name):\(number)")
+        return .success(
+            TCPListener.make(acceptor: port, loop: loop, localPort: number, options: options, onAccept: onAccept))
+    }
+
+    package func connect(
+        to address: TCPSocketAddress, from loop: EventLoop, options: TCPConnectionOptions,
+        completion: @escaping (Result<any TCPTransport, TCPError>) -> Void
+    ) -> any TCPConnectAttempt {
+        let host = self.host(of: loop)
+        nextAttemptID += 1
+        let attempt = SimulatedConnectAttempt(
+            id: nextAttemptID, host: host, loop: loop, options: options, completion: completion)
+        let target = address.description
+        let ip = String(target[..<(target.lastIndex(of: ":") ?? target.endIndex)])
+        record(.connect, "attempt \(attempt.id) \(host.name) -> \(target)")
+        schedule(.syn(attempt, ip: ip, port: address.port), after: latency.draw(&random))
+        return attempt
+    }
+
+    // MARK: Internals used by links and ports
+
+    func host(of loop: EventLoop) -> SimulatedHost {
+        guard let host = hostsByLoop[ObjectIdentifier(loop)] else {
+            preconditionFailure("SimulatedNetwork: the loop belongs to another simulation")
+        }
+        return host
+    }
+
+    func splitPoint(of available: Int) -> Int {
+        splitsReadsAndWrites ? random.splitPoint(of: available) : available
+    }
+
+    func sendData(_ bytes: [UInt8], from end: SimulatedLinkEnd, to peer: SimulatedLinkEnd) {
+        scheduleInOrder(.data(peer, bytes), from: end)
+    }
+
+    func sendEndOfOutput(from end: SimulatedLinkEnd, to peer: SimulatedLinkEnd) {
+        record(.endOfOutput, end.label)
+        scheduleInOrder(.endOfOutput(peer), from: end)
+    }
+
+    func sendWindowUpdate(from end: SimulatedLinkEnd, to peer: SimulatedLinkEnd, count: Int) {
+        scheduleInOrder(.windowUpdate(peer, count), from: end)
+    }
+
+    func sendReset(from end: SimulatedLinkEnd, to peer: SimulatedLinkEnd) {
+        scheduleInOrder(.reset(peer), from: end)
+    }
+
+    func scheduleReadable(_ end: SimulatedLinkEnd) {
+        guard !end.readableScheduled else { return }
+        end.readableScheduled = true
+        schedule(.readable(end), after: 0)
+    }
+
+    func scheduleWritable(_ end: SimulatedLinkEnd) {
+        guard !end.writableScheduled else { return }
+        end.writableScheduled = true
+        schedule(.writable(end), after: 0)
+    }
+
+    func scheduleAccept(_ port: SimulatedPort) {
+        guard !port.acceptScheduled, !port.backlog.isEmpty else { return }
+        port.acceptScheduled = true
+        schedule(.accept(port), after: 0)
+    }
+
+    /// Resets `end` at once and its peer when the reset arrives (a fault, or a connection the
+    /// kernel drops).
+    func abort(_ end: SimulatedLinkEnd, reason: String) {
+        guard !end.isReset else { return }
+        record(.reset, "\(end.label) (\(reason))")
+        end.isReset = true
+        if let peer = end.peer { sendReset(from: end, to: peer) }
+        notifyReady(end)
+    }
+
+    /// The connection let `end` go (closed): ends its output if it had not, and forgets it.
+    func release(_ end: SimulatedLinkEnd) {
+        end.isReleased = true
+        record(.close, end.label)
+        if !end.outputEnded && !end.isReset && !end.host.isCrashed, let peer = end.peer {
+            end.outputEnded = true
+            scheduleInOrder(.endOfOutput(peer), from: end)
+        }
+        end.host.ends.removeAll { $0 === end }
+    }
+
+    /// The host with address `ip` (a host's own loopback is the host itself, resolved by the
+    /// caller), if any.
+    func host(at ip: String) -> SimulatedHost? {
+        hostsByAddress[ip]
+    }
+
+    /// Answers `resolution` after a latency: a host's name resolves to its address.
+    func scheduleResolution(_ resolution: NameResolution) {
+        let answer: Result<[TCPSocketAddress], TCPError>
+        if let host = hostsByName[resolution.host],
+            let address = TCPSocketAddress(ipAddress: host.address, port: resolution.port)
+        {
+            answer = .success([address])
+        } else {
+            answer = .failure(.addressResolutionFailed(host: resolution.host))
+        }
+        schedule(.resolved(resolution, answer), after: latency.draw(&random))
+    }
+
+    // MARK: Events
+
+    private func nextEvent() -> SimulationEvent.Pick? {
+        var best: SimulationEvent.Pick?
+        if let first = events.first { best = .init(time: first.time, source: .network) }
+        for host in hosts where !host.isCrashed {
+            for (index, loop) in host.loops.enumerated() {
+                guard let time = loop.simulationNextEventTime() else { continue }
+                let due = max(time, nanoseconds)
+                // Network events win ties: they were scheduled by what already ran.
+                if best == nil || due < best!.time { best = .init(time: due, source: .loop(host, index)) }
+            }
+        }
+        return best
+    }
+
+    private func run(_ pick: SimulationEvent.Pick) {
+        if pick.time > nanoseconds { clock.advance(to: pick.time) }
+        switch pick.source {
+        case .network:
+            perform(events.removeFirst().action)
+        case .loop(let host, let index):
+            record(.turn, "\(host.name)/\(index)")
+            host.loops[index].simulationRunTurn()
+        }
+    }
+
+    private func schedule(_ action: SimulationEvent.Action, after delay: UInt64) {
+        let (time, overflow) = nanoseconds.addingReportingOverflow(delay)
+        events.insert(SimulationEvent(time: overflow ? UInt64.max : time, action: action))
+    }
+
+    /// Schedules a segment from `end` to arrive after a drawn latency but never before the
+    /// segments `end` sent earlier.
+    private func scheduleInOrder(_ action: SimulationEvent.Action, from end: SimulatedLinkEnd) {
+        let (drawn, overflow) = nanoseconds.addingReportingOverflow(latency.draw(&random))
+        let time = max(overflow ? UInt64.max : drawn, end.lastArrival)
+        end.lastArrival = time
+        events.insert(SimulationEvent(time: time, action: action))
+    }
+
+    private func perform(_ action: SimulationEvent.Action) {
+        if !partitioned.isEmpty, let pair = hostPair(of: action), partitioned.contains(pair) {
+            held.append(action)
+            return
+        }
+        switch action {
+        case .syn(let attempt, let ip, let port):
+            arrive(attempt, ip: ip, port: port)
+        case .established(let attempt, let end):
+            guard let completion = attempt.completion else {
+                // Cancelled (timed out) meanwhile: the connection the peer accepted is dropped.
+                end.host.ends.removeAll { $0 === end }
+                abort(end, reason: "attempt \(attempt.id) abandoned")
+                return
+            }
+            attempt.completion = nil
+            record(.established, "attempt \(attempt.id) \(end.label)")
+            attempt.loop.simulationRunCallback { completion(.success(end)) }
+        case .refused(let attempt):
+            guard let completion = attempt.completion else { return }
+            attempt.completion = nil
+            record(.refused, "attempt \(attempt.id)")
+            attempt.loop.simulationRunCallback { completion(.failure(.connectFailed(errno: ECONNREFUSED))) }
+        case .data(let end, let bytes):
+            guard !end.host.isCrashed, !end.isReset else { return }
+            if end.isReleased {
+                // Bytes for a closed socket: the kernel answers with a reset.
+                if let peer = end.peer, !peer.isReset { abort(peer, reason: "data to closed \(end.label)") }
+                return
+            }
+            record(.deliver, "\(end.label) \(bytes.count)B")
+            end.received.append(contentsOf: bytes)
+            notifyReady(end)
+        case .endOfOutput(let end):
+            guard !end.host.isCrashed, !end.isReset else { return }
+            end.peerEndedOutput = true
+            notifyReady(end)
+        case .windowUpdate(let end, let count):
+            end.unread -= count
+            if end.wantsWrite { notifyReady(end) }
+        case .reset(let end):
+            guard !end.isReset else { return }
+            record(.reset, "\(end.label) (by peer)")
+            end.isReset = true
+            notifyReady(end)
+        case .readable(let end):
+            end.readableScheduled = false
+            guard !end.isReleased, end.wantsRead, end.hasInputEvent, let connection = end.connection else { return }
+            connection.transportReadable()
+            // Short reads leave input behind: a level-triggered readiness fires again.
+            if !end.isReleased && end.wantsRead && end.hasInputEvent { scheduleReadable(end) }
+        case .writable(let end):
+            end.writableScheduled = false
+            guard !end.isReleased, end.wantsWrite, end.isReset || end.unread < window,
+                let connection = end.connection
+            else { return }
+            connection.transportWritable()
+        case .accept(let port):
+            port.acceptScheduled = false
+            acceptFromBacklog(port)
+        case .resolved(let resolution, let answer):
+            record(.resolve, "\(resolution.host)")
+            resolution.complete(with: answer)
+        }
+    }
+
+    /// Readiness for `end`'s connection, as an event of its own (never inside the caller).
+    private func notifyReady(_ end: SimulatedLinkEnd) {
+        if end.wantsRead && end.hasInputEvent { scheduleReadable(end) }
+        if end.wantsWrite && (end.isReset || end.unread < window) { scheduleWritable(end) }
+    }
+
+    private func arrive(_ attempt: SimulatedConnectAttempt, ip: String, port: UInt16) {
+        guard !attempt.isCancelled else { return }
+        guard let server = hostsByAddress[ip] ?? (ip == "127.0.0.1" ? attempt.host : nil) else {
+            record(.drop, "attempt \(attempt.id): no host at \(ip)")
+            return
+        }
+        switch server.incomingConnections {
+        case .unanswered:
+            record(.drop, "attempt \(attempt.id): \(server.name) does not answer")
+            return
+        case .refused:
+            schedule(.refused(attempt), after: latency.draw(&random))
+            return
+        case .answered:
+            break
+        }
+        guard let listening = server.ports[port], !listening.isClosed else {
+            schedule(.refused(attempt), after: latency.draw(&random))
+            return
+        }
+        guard listening.backlog.count < listening.backlogLimit else {
+            record(.drop, "attempt \(attempt.id): backlog of \(server.name):\(port) full")
+            return
+        }
+        nextLinkID += 1
+        let clientPort = attempt.host.ephemeralPort()
+        let serverEnd = SimulatedLinkEnd(
+            network: self, linkID: nextLinkID, host: server, localPort: port,
+            remoteDescription: "\(attempt.host.address):\(clientPort)")
+        let clientEnd = SimulatedLinkEnd(
+            network: self, linkID: nextLinkID, host: attempt.host, localPort: clientPort,
+            remoteDescription: "\(server.address):\(port)")
+        serverEnd.peer = clientEnd
+        clientEnd.peer = serverEnd
+        server.ends.append(serverEnd)
+        attempt.host.ends.append(clientEnd)
+        listening.backlog.append(serverEnd)
+        record(.queued, "\(serverEnd.label) from \(attempt.host.name):\(clientPort)")
+        scheduleInOrder(.established(attempt, clientEnd), from: serverEnd)
+        scheduleAccept(listening)
+    }
+
+    private func acceptFromBacklog(_ port: SimulatedPort) {
+        while port.isAccepting, !port.isClosed, !port.backlog.isEmpty, let listener = port.listener {
+            let end = port.backlog.removeFirst()
+            record(.accept, end.label)
+            port.loop.simulationRunCallback { listener.acceptorAccepted(end) }
+        }
+    }
+}
+
+extension SimulatedNetwork {
+    func record(_ kind: SimulationTraceEntry.Kind, _ detail: String) {
+        let entry = SimulationTraceEntry(time: now, kind: kind, detail: detail)
+        trace.append(entry)
+        traceDigest.add(entry.description)
+    }
+}

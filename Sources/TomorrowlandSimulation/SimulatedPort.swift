@@ -1,0 +1,51 @@
+import TomorrowlandLoop
+
+/// A listening port of a simulated host: the ``TCPAcceptor`` under a `TCPListener` on the
+/// simulation.
+///
+/// Incoming connections wait in a backlog (bounded by the listener's backlog option, as in the
+/// kernel: attempts beyond it are dropped, and the connecting side times out) until the listener
+/// takes them, which it does while accepting is enabled.
+final class SimulatedPort: TCPAcceptor {
+    unowned let network: SimulatedNetwork
+    let host: SimulatedHost
+    let port: UInt16
+    let loop: EventLoop
+    let backlogLimit: Int
+    weak var listener: TCPListener?
+    /// Established server ends waiting for the listener, oldest first.
+    var backlog: [SimulatedLinkEnd] = []
+    var isAccepting = false
+    var isClosed = false
+    /// Whether an accept event is queued in the network.
+    var acceptScheduled = false
+
+    init(network: SimulatedNetwork, host: SimulatedHost, port: UInt16, loop: EventLoop, backlogLimit: Int) {
+        self.network = network
+        self.host = host
+        self.port = port
+        self.loop = loop
+        self.backlogLimit = max(1, backlogLimit)
+    }
+
+    func attach(to listener: TCPListener) {
+        self.listener = listener
+        isAccepting = true
+    }
+
+    func setAccepting(_ enabled: Bool) {
+        isAccepting = enabled
+        if enabled { network.scheduleAccept(self) }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        isAccepting = false
+        if host.ports[port] === self { host.ports[port] = nil }
+        // Connections still in the backlog were never accepted: the kernel resets them.
+        let waiting = backlog
+        backlog = []
+        for end in waiting { network.abort(end, reason: "backlog of closed port \(port)") }
+    }
+}

@@ -1,0 +1,62 @@
+/// One thing that happened in a simulated run, in the order it happened.
+public struct SimulationTraceEntry: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of thing happened.
+    public enum Kind: String, Sendable, Hashable {
+        /// A loop of a host ran a turn (the work that was ready and the timers that were due).
+        case turn
+        /// A connection attempt left a host.
+        case connect
+        /// A listening port queued an incoming connection in its backlog.
+        case queued
+        /// A listener took a connection from its backlog.
+        case accept
+        /// A connection attempt completed on the connecting side.
+        case established
+        /// A connection attempt was refused (`ECONNREFUSED`).
+        case refused
+        /// Bytes arrived at one end of a connection.
+        case deliver
+        /// One end ended its output (half-close or close).
+        case endOfOutput
+        /// An end was released by its connection.
+        case close
+        /// A connection was reset.
+        case reset
+        /// A segment was dropped (no such host, a host that does not answer, a full backlog...).
+        case drop
+        /// A name was resolved.
+        case resolve
+        /// A listener bound a port.
+        case bind
+        /// A fault was injected by hand or by the seed (partition, heal, crash...).
+        case fault
+    }
+
+    /// When, on the simulation's clock (since the network was created).
+    public let time: Duration
+    /// What happened.
+    public let kind: Kind
+    /// The details: hosts, connection numbers, byte counts.
+    public let detail: String
+
+    /// One line: the time in nanoseconds, the kind, the details.
+    public var description: String {
+        "\(time.simulationNanoseconds) \(kind.rawValue) \(detail)"
+    }
+}
+
+/// FNV-1a, 64 bits, over the trace's lines: written here rather than `Hasher`, which Swift seeds
+/// per process, so that the same run gives the same digest in any process.
+struct TraceDigest {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func add(_ line: String) {
+        for byte in line.utf8 { mix(byte) }
+        mix(0x0A)
+    }
+
+    private mutating func mix(_ byte: UInt8) {
+        value ^= UInt64(byte)
+        value &*= 0x0000_0100_0000_01B3
+    }
+}
