@@ -113,7 +113,7 @@ DOCC_FLAGS ?=
 
 docs: deps
 	$(SWIFT) package $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
-		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandNIO --target TomorrowlandServiceLifecycle \
+		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandSimulation --target TomorrowlandNIO --target TomorrowlandServiceLifecycle \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
 
