@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -20,9 +21,9 @@ struct EventLoopLateWorkTests {
             loop.shutdown()
             let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = Cell(false)
+            let ran = Locked(false)
             let mapped = promise.map(on: .loop(loop)) { [token = spy.token()] value -> Int in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
                 return value + 1
             }
             DispatchQueue.global().async { resolver.fulfill(with: 1) }
@@ -39,15 +40,15 @@ struct EventLoopLateWorkTests {
             let loop = EventLoop()
             let (promise, resolver) = Promise<Int, String>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = Cell(0)
+            let ran = Locked(0)
             promise.tap(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             let always = promise.always(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             let caught = promise.catch(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             loop.shutdown()
             let done = DispatchSemaphore(value: 0)
@@ -123,10 +124,10 @@ struct EventLoopLateWorkTests {
             let loop = EventLoop()
             loop.shutdown()
             let spy = ReleaseSpy()
-            let ran = Cell(false)
-            let first = loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.set(true) } }
+            let ran = Locked(false)
+            let first = loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.value = true } }
             let second = DispatchQueue.global().sync {
-                loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.set(true) } }
+                loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.value = true } }
             }
             precondition(!first && !second, "execute accepted work after shutdown")
             precondition(!ran.value, "late work ran")
@@ -197,9 +198,9 @@ struct EventLoopLateWorkTests {
             precondition(
                 waitForResult(of: later).map(isCancelled) == true, "after: \(String(describing: later.result))")
             // The upstream's last resolver goes away on another thread: the upstream is cancelled.
-            let resolver = Cell<Promise<Int, Never>.Resolver?>(pending!.1)
+            let resolver = Locked<Promise<Int, Never>.Resolver?>(pending!.1)
             pending = nil
-            DispatchQueue.global().sync { resolver.set(nil) }
+            DispatchQueue.global().sync { resolver.value = nil }
         }
     }
 
@@ -223,8 +224,8 @@ struct EventLoopLateWorkTests {
         let exit = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let loop = EventLoop()
             loop.shutdown()
-            let started = Cell(false)
-            _ = Task(executorPreference: loop) { started.set(true) }
+            let started = Locked(false)
+            _ = Task(executorPreference: loop) { started.value = true }
             // The job is refused on the submitting thread, inside `Task.init`.
             precondition(!started.value, "a task started on a shut-down loop")
         }
@@ -261,13 +262,13 @@ struct EventLoopLateWorkTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let accepted = Cell(0)
-        let ran = Cell(0)
+        let accepted = Locked(0)
+        let ran = Locked(0)
         let submitters = DispatchGroup()
         for _ in 0..<4 {
             DispatchQueue.global().async(group: submitters) {
                 for _ in 0..<2000 {
-                    if loop.execute({ ran.update { $0 += 1 } }) { accepted.update { $0 += 1 } }
+                    if loop.execute({ ran.withLock { $0 += 1 } }) { accepted.withLock { $0 += 1 } }
                 }
             }
         }

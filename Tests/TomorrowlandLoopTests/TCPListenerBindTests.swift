@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -175,9 +176,9 @@ struct TCPListenerBindTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let acceptedOnLoop = Cell<Bool?>(nil)
+        let acceptedOnLoop = Locked<Bool?>(nil)
         let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in
-            acceptedOnLoop.set(loop.inEventLoop)
+            acceptedOnLoop.value = loop.inEventLoop
             connection.close()
         }
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

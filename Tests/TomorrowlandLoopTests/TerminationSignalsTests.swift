@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -11,7 +12,7 @@ import Tomorrowland
 @Suite("TerminationSignals")
 struct TerminationSignalsTests {
     @Test func unblockReturnsTheSignalsThatWereBlockedAndUnblocksThem() {
-        let outcome = Cell<(found: [Int32], stillBlocked: Bool)?>(nil)
+        let outcome = Locked<(found: [Int32], stillBlocked: Bool)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
             // Exactly SIGUSR2 blocked (a test thread starts with most signals blocked).
@@ -22,7 +23,7 @@ struct TerminationSignalsTests {
             let found = TerminationSignals.unblock([SIGWINCH, SIGUSR2])
             var now = sigset_t()
             pthread_sigmask(SIG_SETMASK, nil, &now)
-            outcome.set((found, sigismember(&now, SIGUSR2) == 1))
+            outcome.value = (found, sigismember(&now, SIGUSR2) == 1)
             done.signal()
         }.start()
         done.wait()

@@ -7,6 +7,7 @@
     import Tomorrowland
 
     @testable import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     @Suite("NIOEventLoopExecutor")
     struct NIOEventLoopExecutorTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("Promise(on:…after:)")
@@ -79,7 +80,7 @@ struct AfterInitializerTests {
 
     @Test func theTimerKeepsThePromiseAliveForItsCallbacks() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             _ = Promise<Int, String>(on: .loop(loop), fulfilled: 1, after: 1).then(on: .immediate) { value in
                 events.record("value \(value)")
             }
@@ -108,7 +109,7 @@ struct AfterInitializerTests {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.isSuspended = true
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let promise = Promise<Int, String>(on: .operationQueue(queue), fulfilled: 1, after: 0.05)
         promise.tap(on: .immediate) { _ in events.record("promise") }
         queue.addOperation { events.record("added later") }

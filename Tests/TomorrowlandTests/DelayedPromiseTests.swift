@@ -2,12 +2,13 @@ import Dispatch
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("DelayedPromise")
 struct DelayedPromiseTests {
     @Test func theHandlerRunsOnlyWhenThePromiseIsFirstAccessed() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let delayed = DelayedPromise<Int, String>(on: .immediate) { resolver in
             events.record("handler, isExecutingNow \(PromiseContext.isExecutingNow)")
             resolver.fulfill(with: 1)
@@ -22,7 +23,7 @@ struct DelayedPromiseTests {
 
     @Test func nowOrStartsTheHandlerAsynchronouslyOnTheWrappedContext() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             let delayed = DelayedPromise<Int, String>(on: .nowOr(.loop(loop))) { resolver in
                 events.record("handler")
                 resolver.fulfill(with: 2)
@@ -58,7 +59,7 @@ struct DelayedPromiseTests {
     }
 
     @Test func droppingAnUnaccessedDelayedPromiseReleasesTheHandlerWithoutRunningIt() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         var payload: TimeTestPayload? = TimeTestPayload(1)
         let watch = TimeTestWeak(payload!)
         do {
@@ -74,8 +75,8 @@ struct DelayedPromiseTests {
     }
 
     @Test func theDelayedPromiseIsAHandleSoItKeepsThePromiseFromAutomaticCancellation() {
-        let requests = TimeTestRecorder<String>()
-        let outcome = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
+        let outcome = Recorder<String>()
         var delayed: DelayedPromise<Int, String>? = DelayedPromise(on: .immediate) { resolver in
             resolver.onRequestCancel(on: .immediate) { resolver in
                 requests.record("cancel requested")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseExecutor.storeTimer(_:after:)` and `cancelStoredTimer(_:)`: an executor that keeps
 /// promise timers itself gets the timer object (no closure, no handle), cancels it by identifier,
@@ -71,7 +72,7 @@ struct StoredTimerTests {
 
     @Test func aStoredTimerTheExecutorReleasesCancelsWhatWaitsOnItAndTheTimeoutsUpstream() {
         let executor = StoringTimerExecutor(stores: true)
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
             $0.timeout(on: .executor(executor), delay: .seconds(30))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("timeout")
@@ -138,7 +139,7 @@ struct TimeoutTests {
 
     @Test func firingSendsOneCancelRequestToAnUpstreamItAloneObserves() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
                 $0.timeout(on: .loop(loop), delay: 1)
             }
@@ -151,7 +152,7 @@ struct TimeoutTests {
 
     @Test func firingDoesNotCancelAnUpstreamThatAnotherChildObserves() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let ((timeout, other), resolver) = sealedUpstream(requests: requests, cancels: true) {
                 ($0.timeout(on: .loop(loop), delay: 1), $0.map(on: .immediate) { $0 })
             }
@@ -164,7 +165,7 @@ struct TimeoutTests {
 
     @Test func aCancelRequestPropagatesUpstreamOnceAndTheTimeoutThenFollowsTheUpstream() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
                 $0.timeout(on: .loop(loop), delay: 5)
             }
@@ -181,7 +182,7 @@ struct TimeoutTests {
 
     @Test func aCancelRequestWithZeroDelayOnAnAsynchronousContextStillReachesTheUpstream() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
                 $0.timeout(on: .loop(loop), delay: 0)
             }

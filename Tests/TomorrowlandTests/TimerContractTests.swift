@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// The timer rules every Dispatch-backed context must keep, run against each of them in real
 /// time (the virtual-time versions, with exact instants, run on the TestLoop in the other suites).
@@ -37,7 +38,7 @@ struct TimerContractTests {
 
     @Test(arguments: Destination.allCases)
     func aCancelledAfterInitializerIsCancelledAtOnceAndNeverFires(_ destination: Destination) {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.02)
         _ = promise.then(on: .immediate) { _ in events.record("fulfilled") }
         promise.requestCancel()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseExecutor.reserveTimerSlot()`: the head-of-line reservation is a requirement of the
 /// executor protocol, with a default, and the promise timers use whatever an executor returns.
@@ -53,7 +54,7 @@ struct TimerReservationTests {
 
     @Test func aTimerTheExecutorReleasesUnrunCancelsTheTimeoutAndItsUpstream() throws {
         let executor = TimerSpyExecutor(reserves: false)
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
             $0.timeout(on: .executor(executor), delay: .seconds(30))
         }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("when(fulfilled:)")
@@ -87,7 +88,7 @@ struct WhenFulfilledTests {
     }
 
     @Test func cancelOnFailureRequestsCancellationOfEveryInputOnce() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let pairs = (0..<3).map { index in
             let pair = Promise<Int, String>.makeWithResolver()
             pair.1.onRequestCancel(on: .immediate) { _ in requests.record("input \(index)") }
@@ -101,7 +102,7 @@ struct WhenFulfilledTests {
     }
 
     @Test func withoutCancelOnFailureAFailureCancelsNothing() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (input, resolver) = Promise<Int, String>.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record("cancel requested") }
         let (failing, failingResolver) = Promise<Int, String>.makeWithResolver()
@@ -112,7 +113,7 @@ struct WhenFulfilledTests {
     }
 
     @Test func aCancelRequestOnTheResultReachesInputsItAloneObserves() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (all, resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             when(fulfilled: [upstream])
         }
@@ -160,7 +161,7 @@ struct WhenFulfilledTests {
     }
 
     @Test func tupleFormsPropagateCancelRequests() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let ((all, other), resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             let other = Promise<String, String>.makeWithResolver()
             return (when(fulfilled: upstream, other.0), other.1)
@@ -251,7 +252,7 @@ struct WhenFirstTests {
     }
 
     @Test func cancelRemainingRequestsCancellationOfEveryInputOnTheFirstOutcome() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let pairs = (0..<3).map { index in
             let pair = Promise<Int, String>.makeWithResolver()
             pair.1.onRequestCancel(on: .immediate) { _ in requests.record("input \(index)") }
@@ -264,7 +265,7 @@ struct WhenFirstTests {
     }
 
     @Test func cancelRemainingAlsoAppliesToAnOutcomeSeenAtTheCall() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (pending, resolver) = Promise<Int, String>.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record("pending input") }
         #expect(when(first: [pending, Promise(fulfilled: 1)], cancelRemaining: true).result == .value(1))
@@ -272,7 +273,7 @@ struct WhenFirstTests {
     }
 
     @Test func aCancelRequestOnTheResultReachesInputsItAloneObserves() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (first, resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             when(first: [upstream])
         }
