@@ -4,18 +4,6 @@ import TomorrowlandTestSupport
 /// Something work captures, to tell whether the work was released.
 final class ReleaseMarker: Sendable {}
 
-/// A weak reference readable from any thread.
-final class WeakMarker: @unchecked Sendable {
-    // `weak let`: the runtime loads weak references atomically.
-    weak let marker: ReleaseMarker?
-
-    init(_ marker: ReleaseMarker) {
-        self.marker = marker
-    }
-
-    var isReleased: Bool { marker == nil }
-}
-
 /// Runs `body` on a new thread and returns its result, waiting for it.
 func onAnotherThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
     let result = Recorder<T>()

@@ -150,7 +150,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
         let log = Recorder<String>()
         // Cancelled from the test's thread, before its deadline.
         var offExecutor: ReleaseMarker? = ReleaseMarker()
-        let offExecutorWatch = WeakMarker(offExecutor!)
+        let offExecutorWatch = WeakReference(offExecutor!)
         let offHandle = executor.schedule(after: .milliseconds(20)) { [offExecutor] in
             withExtendedLifetime(offExecutor) { log.record("timer cancelled off the executor ran") }
         }
@@ -158,10 +158,10 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
         offHandle.cancel()
         offHandle.cancel()  // A second cancel does nothing.
         // Cancelled from inside the executor's work.
-        let onExecutorWatch = Recorder<WeakMarker>()
+        let onExecutorWatch = Recorder<WeakReference<ReleaseMarker>>()
         executor.submit {
             let marker = ReleaseMarker()
-            onExecutorWatch.record(WeakMarker(marker))
+            onExecutorWatch.record(WeakReference(marker))
             let handle = executor.schedule(after: .milliseconds(10)) {
                 withExtendedLifetime(marker) { log.record("timer cancelled on the executor ran") }
             }

@@ -27,7 +27,7 @@ struct EventLoopLateWorkTests {
                 return value + 1
             }
             DispatchQueue.global().async { resolver.fulfill(with: 1) }
-            let result = waitForResult(of: mapped)
+            let result = blockingResult(of: mapped)
             precondition(result.map(isCancelled) == true, "expected .cancelled, got \(String(describing: result))")
             precondition(!ran.value, "the callback ran on a shut-down loop")
             precondition(spy.releasedCount == 1, "the callback's captures were not released")
@@ -57,8 +57,8 @@ struct EventLoopLateWorkTests {
                 done.signal()
             }
             done.wait()
-            precondition(waitForResult(of: always).map(isCancelled) == true, "always's promise is not cancelled")
-            precondition(waitForResult(of: caught).map(isCancelled) == true, "catch's promise is not cancelled")
+            precondition(blockingResult(of: always).map(isCancelled) == true, "always's promise is not cancelled")
+            precondition(blockingResult(of: caught).map(isCancelled) == true, "catch's promise is not cancelled")
             precondition(ran.value == 0, "an observer ran on a shut-down loop")
             precondition(spy.releasedCount == 3, "released \(spy.releasedCount) of 3 observers")
         }
@@ -90,7 +90,7 @@ struct EventLoopLateWorkTests {
             group.wait()
             for promise in mapped {
                 precondition(
-                    waitForResult(of: promise).map(isCancelled) == true, "a derived promise did not end cancelled")
+                    blockingResult(of: promise).map(isCancelled) == true, "a derived promise did not end cancelled")
             }
         }
     }
@@ -112,9 +112,9 @@ struct EventLoopLateWorkTests {
             }
             resolver.fulfill(with: 0)
             precondition(
-                waitForResult(of: mapped).map(isCancelled) == true, "the map chain's tail did not end cancelled")
+                blockingResult(of: mapped).map(isCancelled) == true, "the map chain's tail did not end cancelled")
             precondition(
-                waitForResult(of: always).map(isCancelled) == true, "the always chain's tail did not end cancelled")
+                blockingResult(of: always).map(isCancelled) == true, "the always chain's tail did not end cancelled")
         }
     }
 
@@ -193,10 +193,11 @@ struct EventLoopLateWorkTests {
             let zeroTimeout = pending!.0.timeout(on: .loop(loop), delay: .zero)
             let later = Promise<Int, Never>(on: .loop(loop), fulfilled: 1, after: .milliseconds(1))
             precondition(
-                waitForResult(of: timedOut).map(isCancelled) == true, "timeout: \(String(describing: timedOut.result))")
-            precondition(waitForResult(of: zeroTimeout).map(isCancelled) == true, "zero timeout")
+                blockingResult(of: timedOut).map(isCancelled) == true, "timeout: \(String(describing: timedOut.result))"
+            )
+            precondition(blockingResult(of: zeroTimeout).map(isCancelled) == true, "zero timeout")
             precondition(
-                waitForResult(of: later).map(isCancelled) == true, "after: \(String(describing: later.result))")
+                blockingResult(of: later).map(isCancelled) == true, "after: \(String(describing: later.result))")
             // The upstream's last resolver goes away on another thread: the upstream is cancelled.
             let resolver = Locked<Promise<Int, Never>.Resolver?>(pending!.1)
             pending = nil
@@ -214,7 +215,7 @@ struct EventLoopLateWorkTests {
             DispatchQueue.global().sync { resolver.fulfill(with: 1) }
             for promise in mapped {
                 precondition(
-                    waitForResult(of: promise).map(isCancelled) == true, "a late callback did not end cancelled")
+                    blockingResult(of: promise).map(isCancelled) == true, "a late callback did not end cancelled")
             }
         }
     }
@@ -283,14 +284,4 @@ struct EventLoopLateWorkTests {
 /// Whether `result` is `.cancelled`.
 func isCancelled<Value, Error>(_ result: PromiseResult<Value, Error>) -> Bool {
     result.isCancelled
-}
-
-/// Waits, blocking the calling thread, until `promise` resolves (at most `seconds`).
-func waitForResult<Value, Error>(
-    of promise: Promise<Value, Error>, seconds: Double = 10
-) -> PromiseResult<Value, Error>? {
-    let resolved = DispatchSemaphore(value: 0)
-    promise.tap(on: .immediate) { _ in resolved.signal() }
-    _ = resolved.wait(timeout: .now() + seconds)
-    return promise.result
 }

@@ -32,7 +32,7 @@ struct SystemNameResolverTests {
     @Test func localhostResolvesOnAnotherThreadFromTheHostsFile() throws {
         let resolver = SystemNameResolver(maximumThreads: 2)
         let (answer, _) = resolve("localhost", port: 8080, on: resolver)
-        let seen = try #require(answer.waitForResult()?.value)
+        let seen = try #require(blockingResult(of: answer)?.value)
         #expect(pthread_equal(seen.thread, pthread_self()) == 0)
         let addresses = try seen.result.get()
         #expect(Set(addresses.map(\.description)).isSubset(of: ["127.0.0.1:8080", "[::1]:8080"]))
@@ -42,7 +42,7 @@ struct SystemNameResolverTests {
     @Test func anUnknownNameFailsWithAddressResolutionFailed() throws {
         let resolver = SystemNameResolver(maximumThreads: 2)
         let (answer, _) = resolve("no-such-host.invalid", on: resolver)
-        let seen = try #require(answer.waitForResult()?.value)
+        let seen = try #require(blockingResult(of: answer)?.value)
         #expect(throws: TCPError.addressResolutionFailed(host: "no-such-host.invalid")) { try seen.result.get() }
     }
 
@@ -54,7 +54,7 @@ struct SystemNameResolverTests {
         #expect(waitUntil { resolver.startedLookups == 2 })
         #expect(resolver.threadCount == 2)
         for _ in 0..<4 { gate.signal() }
-        for (answer, _) in lookups { #expect(answer.waitForResult()?.value != nil) }
+        for (answer, _) in lookups { #expect(blockingResult(of: answer)?.value != nil) }
         #expect(resolver.startedLookups == 4)
         #expect(waitUntil { resolver.threadCount == 0 })
     }
@@ -67,7 +67,7 @@ struct SystemNameResolverTests {
         let (second, queued) = resolve("localhost", on: resolver)
         queued.abandon()
         gate.signal()
-        #expect(first.waitForResult()?.value != nil)
+        #expect(blockingResult(of: first)?.value != nil)
         #expect(waitUntil { resolver.threadCount == 0 })
         #expect(resolver.startedLookups == 1)
         #expect(second.result == nil)

@@ -178,7 +178,7 @@ struct TCPConnectionNameResolutionTests {
         loop.shutdown()
         #expect(thread.join())
 
-        #expect(attempt.waitForResult()?.error == .closed)
+        #expect(blockingResult(of: attempt)?.error == .closed)
         #expect(resolution.isAbandoned)
         let answer = try #require(TCPSocketAddress.literal(host: "127.0.0.1", port: 80))
         #expect(!resolution.complete(with: .success(answer)))

@@ -108,7 +108,7 @@ struct TCPListenerBindTests {
                 }
                 if let driver, !driver.join() { exit(2) }
                 for bound in promises.values {
-                    switch blockingResult(of: bound, seconds: 10) {
+                    switch blockingResult(of: bound, timeout: .seconds(10)) {
                     case .value(let listener)?: if !listener.isClosed { exit(3) }
                     case .error(.closed)?: break
                     default: exit(4)

@@ -121,7 +121,7 @@ struct TCPListenerGracefulShutdownTests {
 
         let start = ContinuousClock.now
         let drained = server.listener.shutdownGracefully(within: .milliseconds(300))
-        let result = blockingResult(of: drained, seconds: 10)
+        let result = blockingResult(of: drained, timeout: .seconds(10))
         let elapsed = ContinuousClock.now - start
         #expect(Outcome(result) == Outcome<NoError>.fulfilled)
         #expect(elapsed >= .milliseconds(300))
@@ -188,7 +188,7 @@ struct TCPListenerGracefulShutdownTests {
         #expect(server.waitForAccepted(1))
         let drained = server.listener.shutdownGracefully(within: .seconds(60))
         server.stop()
-        #expect(Outcome(blockingResult(of: drained, seconds: 10)) == Outcome<NoError>.fulfilled)
+        #expect(Outcome(blockingResult(of: drained, timeout: .seconds(10))) == Outcome<NoError>.fulfilled)
         _ = client
     }
 

@@ -105,7 +105,7 @@ struct TerminationSignalsTests {
             precondition(thread.waitUntilRunning(), "the loop never ran")
             let first = TerminationSignals.first(of: [SIGUSR2], on: loop)
             raise(SIGUSR2)
-            precondition(waitForResult(of: first)?.value == SIGUSR2, "the signal did not reach the loop")
+            precondition(blockingResult(of: first)?.value == SIGUSR2, "the signal did not reach the loop")
             loop.shutdown()
             precondition(thread.join(), "the loop thread never ended")
         }

@@ -58,7 +58,7 @@ struct AfterInitializerTests {
     @Test func aCancelRequestReleasesTheValueLongBeforeTheDeadline() throws {
         try withTestLoop { loop in
             var payload: TimeTestPayload? = TimeTestPayload(1)
-            let watch = TimeTestWeak(payload!)
+            let watch = WeakReference(payload!)
             let promise = Promise<TimeTestPayload, String>(on: .loop(loop), fulfilled: payload!, after: 60)
             payload = nil
             #expect(watch.object != nil)
@@ -69,7 +69,7 @@ struct AfterInitializerTests {
 
     @Test func aCancelRequestReleasesTheValueOnADispatchTimerToo() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let promise = Promise<TimeTestPayload, String>(on: .utility, fulfilled: payload!, after: 1)
         payload = nil
         promise.requestCancel()
@@ -93,7 +93,7 @@ struct AfterInitializerTests {
         // Off the main thread, `.auto` is `.default`: the timer is a Dispatch timer.
         let promise = Promise<Int, String>(on: .immediate, fulfilled: 1, after: 0.01)
         #expect(promise.result == nil)
-        #expect(waitForResult(promise) == .value(1))
+        #expect(blockingResult(of: promise) == .value(1))
     }
 
     @Test func nowOrMeansTheWrappedContext() throws {

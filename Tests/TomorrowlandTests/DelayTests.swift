@@ -110,13 +110,13 @@ struct DelayTests {
         queue.addOperation {}
         resolver.fulfill(with: 6)
         queue.isSuspended = false
-        #expect(waitForResult(delayed) == .value(6))
+        #expect(blockingResult(of: delayed) == .value(6))
     }
 
     @Test func aDelayOnADispatchQueueWaitsInRealTime() {
         let start = DispatchTime.now()
         let delayed = Promise<Int, String>(fulfilled: 2).delay(on: .utility, 0.05)
-        #expect(waitForResult(delayed) == .value(2))
+        #expect(blockingResult(of: delayed) == .value(2))
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         #expect(elapsed >= 0.05)
     }

@@ -48,7 +48,7 @@ struct DelayedPromiseTests {
 
     @Test func theHandlerIsReleasedAfterItRuns() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let delayed = DelayedPromise<Int, String>(on: .immediate) { [payload] resolver in
             resolver.fulfill(with: payload!.number)
         }
@@ -61,7 +61,7 @@ struct DelayedPromiseTests {
     @Test func droppingAnUnaccessedDelayedPromiseReleasesTheHandlerWithoutRunningIt() {
         let events = Recorder<String>()
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         do {
             let delayed = DelayedPromise<Int, String>(on: .immediate) { [payload] _ in
                 events.record("ran \(payload!.number)")

@@ -115,7 +115,7 @@ struct PromiseOperationTests {
 
     @Test func theHandlerIsReleasedAfterItRuns() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let operation = PromiseOperation<Int, String>(on: .immediate) { [payload] resolver in
             resolver.fulfill(with: payload!.number)
         }
@@ -158,7 +158,7 @@ struct PromiseOperationTests {
                 if index == 0 { operation.start() } else { operation.cancel() }
             }
             // Either way the promise ends cancelled and the handler ran at most once.
-            #expect(waitForResult(operation.promise) == .cancelled)
+            #expect(blockingResult(of: operation.promise) == .cancelled)
             #expect(ran.load(ordering: .relaxed) <= 1)
             #expect(operation.isFinished)
         }
@@ -186,7 +186,7 @@ struct PromiseOperationTests {
         queue.waitUntilAllOperationsAreFinished()
         #expect(ran.load(ordering: .relaxed) == 0)
         for operation in operations {
-            #expect(waitForResult(operation.promise) == .cancelled)
+            #expect(blockingResult(of: operation.promise) == .cancelled)
         }
     }
 

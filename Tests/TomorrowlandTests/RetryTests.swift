@@ -178,7 +178,7 @@ struct RetryTests {
             count.add(1, ordering: .relaxed)
             return attempt < 3 ? Promise(rejected: "no") : Promise(fulfilled: attempt)
         }
-        #expect(waitForResult(promise) == .value(3))
+        #expect(blockingResult(of: promise) == .value(3))
         #expect(count.load(ordering: .relaxed) == 3)
     }
 

@@ -217,7 +217,7 @@ struct TimeoutTests {
         let timeout = upstream.timeout(on: .operationQueue(queue), delay: 60)
         #expect(queue.operationCount == 1)
         resolver.fulfill(with: 1)
-        #expect(waitForResult(timeout) == .value(1))
+        #expect(blockingResult(of: timeout) == .value(1))
         #expect(waitUntil { queue.operationCount == 0 })
     }
 
@@ -225,7 +225,7 @@ struct TimeoutTests {
         let queue = OperationQueue()
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let timeout = upstream.timeout(on: .operationQueue(queue), delay: 0.02)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
     }
 
     @Test func anUpstreamRacingTheTimerOnOtherThreadsGivesExactlyOneOutcome() {
@@ -233,7 +233,7 @@ struct TimeoutTests {
             let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
             let timeout = upstream.timeout(on: .utility, delay: 0.0001)
             DispatchQueue.global().async { resolver.fulfill(with: index) }
-            let result = waitForResult(timeout)
+            let result = blockingResult(of: timeout)
             #expect(result == .value(index) || result == .error(.timedOut))
             // Whatever won, the result never changes afterwards.
             #expect(timeout.result == result)
@@ -244,7 +244,7 @@ struct TimeoutTests {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
         let timeout = upstream.timeout(on: .utility, delay: 0.05)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         #expect(elapsed >= 0.05)
     }
@@ -253,6 +253,6 @@ struct TimeoutTests {
         let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
         let timeout = upstream.timeout(on: .userInitiated, delay: 30)
         resolver.fulfill(with: 9)
-        #expect(waitForResult(timeout, seconds: 10) == .value(9))
+        #expect(blockingResult(of: timeout, timeout: .seconds(10)) == .value(9))
     }
 }

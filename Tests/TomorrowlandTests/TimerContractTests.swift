@@ -32,7 +32,7 @@ struct TimerContractTests {
         let start = DispatchTime.now()
         let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.03)
         #expect(promise.result == nil)
-        #expect(waitForResult(promise) == .value(1))
+        #expect(blockingResult(of: promise) == .value(1))
         #expect(seconds(since: start) >= 0.03)
     }
 
@@ -52,7 +52,7 @@ struct TimerContractTests {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
         let timeout = upstream.timeout(on: destination.context, delay: 0.03)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
         #expect(seconds(since: start) >= 0.03)
     }
 
@@ -62,7 +62,7 @@ struct TimerContractTests {
         let delayed = upstream.delay(on: destination.context, 0.03)
         let start = DispatchTime.now()
         resolver.reject(with: "late")
-        #expect(waitForResult(delayed) == .error("late"))
+        #expect(blockingResult(of: delayed) == .error("late"))
         #expect(seconds(since: start) >= 0.03)
     }
 
@@ -74,7 +74,7 @@ struct TimerContractTests {
         ) { attempt in
             attempt < 3 ? Promise(rejected: "again") : Promise(fulfilled: attempt)
         }
-        #expect(waitForResult(promise) == .value(3))
+        #expect(blockingResult(of: promise) == .value(3))
         #expect(seconds(since: start) >= 0.03)
     }
 }

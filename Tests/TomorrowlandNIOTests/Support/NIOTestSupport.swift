@@ -10,16 +10,6 @@
     /// was released.
     final class Tracked: Sendable {}
 
-    /// A weak reference readable from any thread.
-    final class WeakReference: @unchecked Sendable {
-        // `weak let`: loaded atomically by the runtime from any thread.
-        weak let object: AnyObject?
-
-        init(_ object: AnyObject) {
-            self.object = object
-        }
-    }
-
     /// Waits until everything submitted to `eventLoop` so far has run.
     func drain(_ eventLoop: any EventLoop) async throws {
         try await eventLoop.submit {}.get()

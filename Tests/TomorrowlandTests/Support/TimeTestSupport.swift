@@ -13,38 +13,9 @@ final class TimeTestPayload: Sendable {
     }
 }
 
-/// A weak reference readable from any thread.
-final class TimeTestWeak<Object: AnyObject & Sendable>: Sendable {
-    private let storage: Locked<Weak>
-
-    private struct Weak {
-        weak var object: Object?
-    }
-
-    init(_ object: Object) {
-        storage = Locked(Weak(object: object))
-    }
-
-    var object: Object? { storage.withLock { $0.object } }
-}
-
 /// A plain `Swift.Error` for the `StdPromise` forms.
 struct TimeTestError: Error, Equatable {
     let code: Int
-}
-
-/// Waits (in real time) for `promise` to resolve, for the tests where Dispatch delivery is the
-/// point. Returns nil if it does not resolve within `seconds`.
-func waitForResult<Value, Error>(_ promise: Promise<Value, Error>, seconds: Double = 10) -> PromiseResult<Value, Error>?
-{
-    let semaphore = DispatchSemaphore(value: 0)
-    let result = Locked<UnsafeSendable<PromiseResult<Value, Error>>?>(nil)
-    promise.tap(on: .immediate) { outcome in
-        result.withLock { $0 = UnsafeSendable(outcome) }
-        semaphore.signal()
-    }
-    guard semaphore.wait(timeout: .now() + seconds) == .success else { return nil }
-    return result.withLock { $0?.value }
 }
 
 /// Carries a test value across threads (the tests' values are immutable).
