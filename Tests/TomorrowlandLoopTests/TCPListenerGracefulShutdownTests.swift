@@ -49,12 +49,7 @@ struct TCPListenerGracefulShutdownTests {
 
         /// Waits (polling, in real time) until `count` connections were accepted.
         func waitForAccepted(_ count: Int) -> Bool {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while acceptedCount < count {
-                if ContinuousClock.now > deadline { return false }
-                usleep(1000)
-            }
-            return true
+            waitUntil { acceptedCount >= count }
         }
 
         func stop() {

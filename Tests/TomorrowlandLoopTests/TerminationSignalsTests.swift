@@ -62,7 +62,7 @@ struct TerminationSignalsTests {
         let probe = try SignalsProbe(unblock: false)
         #expect(probe.waitForLine("ready"))
         kill(probe.process.processIdentifier, SIGTERM)
-        #expect(!probe.waitForLine("first", seconds: 1))
+        #expect(!probe.waitForLine("first", timeout: .seconds(1)))
         #expect(probe.quit() == 0)
     }
 
@@ -136,11 +136,10 @@ private func raiseUnblocked(_ signal: Int32) {
 
 /// `TerminationSignalsProbe` started for one test, its output collected line by line.
 private final class SignalsProbe: @unchecked Sendable {
-    // `@unchecked Sendable`: `text` is written by the reader thread and read by the test, both
-    // under `lock` (an NSLock, which TSan sees).
+    // `@unchecked Sendable`: `Process` and `Pipe` are not Sendable; the test drives them from its
+    // own thread. `text` is written by the reader thread and read by the test.
     let process = Process()
-    private let lock = NSLock()
-    private var text = ""
+    private let text = Locked("")
     private let input = Pipe()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -158,7 +157,7 @@ private final class SignalsProbe: @unchecked Sendable {
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                lock.withLock { text += String(decoding: data, as: UTF8.self) }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
             finished.signal()
         }
@@ -168,16 +167,11 @@ private final class SignalsProbe: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    var output: String { lock.withLock { text } }
+    var output: String { text.value }
 
     /// Waits (polling) until a line of the output contains `fragment`.
-    func waitForLine(_ fragment: String, seconds: Double = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if output.contains(fragment) { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return output.contains(fragment)
+    func waitForLine(_ fragment: String, timeout: Duration = generousTimeout) -> Bool {
+        waitUntil(timeout: timeout) { output.contains(fragment) }
     }
 
     /// Asks the probe to shut down; returns its exit status (nil if a signal ended it or it
