@@ -104,14 +104,7 @@ struct TCPConnectionConnectTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let serverReady = Promise<UInt16, TCPError>(on: .loop(loop)) { resolver in
-            resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop).localPort })
-        }
-        let port = try #require(blockingResult(of: serverReady)?.value)
-        let client = try #require(
-            blockingResult(of: TCPConnection.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(10)))?
-                .value
-        )
+        let client = try #require(connectToEchoServer(onRunning: loop))
         #expect(client.loop === loop)
         let reply = blockingResult(of: client.write([4, 2]).flatMap(on: .immediate) { client.read(exactly: 2) })
         #expect(reply?.value == [4, 2])

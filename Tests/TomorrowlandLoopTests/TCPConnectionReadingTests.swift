@@ -125,14 +125,7 @@ struct TCPConnectionReadingTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let serverReady = Promise<UInt16, TCPError>(on: .loop(loop)) { resolver in
-            resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop).localPort })
-        }
-        let port = try #require(blockingResult(of: serverReady)?.value)
-        let client = try #require(
-            blockingResult(of: TCPConnection.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(10)))?
-                .value
-        )
+        let client = try #require(connectToEchoServer(onRunning: loop))
         let reply = client.write(Array("ping\n".utf8)).flatMap(on: .immediate) {
             client.read(upTo: [10], maxBytes: 10)
         }
