@@ -99,12 +99,21 @@ let package = Package(
         // loop and the NIO integration run it against their executors with thin @Test wrappers.
         .target(
             name: "TomorrowlandExecutorContract",
-            dependencies: ["Tomorrowland"],
+            dependencies: ["Tomorrowland", "TomorrowlandTestSupport"],
             path: "Tests/ExecutorContract"
+        ),
+        // The test toolkit (issue 28): the recorder, the release spy, the seeded generator, polling
+        // with a generous bound and the one lock test helpers use, once for every test target.
+        .target(
+            name: "TomorrowlandTestSupport",
+            dependencies: ["Tomorrowland"],
+            path: "Tests/TestSupport"
         ),
         .testTarget(
             name: "TomorrowlandTests",
-            dependencies: ["Tomorrowland", "TomorrowlandTesting", "TomorrowlandExecutorContract"]
+            dependencies: [
+                "Tomorrowland", "TomorrowlandTesting", "TomorrowlandExecutorContract", "TomorrowlandTestSupport",
+            ]
         ),
         // A program that runs an EventLoop on its main thread, which tests cannot do (Swift Testing
         // runs them on other threads); TomorrowlandLoopTests launches it to check that the loop
@@ -142,6 +151,7 @@ let package = Package(
                 // The cross-loop equivalence suite runs its scenarios on TestLoop too.
                 "TomorrowlandTesting",
                 "TomorrowlandExecutorContract",
+                "TomorrowlandTestSupport",
             ]
         ),
         // Random programs of promise operations checked against a reference model of the
@@ -149,13 +159,13 @@ let package = Package(
         // with a shrinker.
         .testTarget(
             name: "TomorrowlandModelTests",
-            dependencies: ["Tomorrowland", "TomorrowlandTesting"]
+            dependencies: ["Tomorrowland", "TomorrowlandTesting", "TomorrowlandTestSupport"]
         ),
         .testTarget(
             name: "TomorrowlandNIOTests",
             dependencies: [
                 "TomorrowlandNIO", "Tomorrowland", "TomorrowlandTesting", "TomorrowlandLoop",
-                "TomorrowlandExecutorContract",
+                "TomorrowlandExecutorContract", "TomorrowlandTestSupport",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),
@@ -164,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "TomorrowlandServiceLifecycleTests",
             dependencies: [
-                "TomorrowlandServiceLifecycle", "Tomorrowland", "TomorrowlandLoop",
+                "TomorrowlandServiceLifecycle", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTestSupport",
                 .product(
                     name: "ServiceLifecycle",
                     package: "swift-service-lifecycle",
@@ -187,7 +197,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",
-            dependencies: ["TomorrowlandTesting", "Tomorrowland"]
+            dependencies: ["TomorrowlandTesting", "Tomorrowland", "TomorrowlandTestSupport"]
         ),
         // A user's file in Swift 6 mode (complete strict concurrency) with the upcoming features
         // on, using the README's API and the async bridges: it must build with zero warnings

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// The executor contract: what every ``PromiseExecutor`` does, written once and run against each
 /// executor (event loops, test loops, Dispatch and `OperationQueue` contexts, NIO loops, a
@@ -49,7 +50,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
 
     static func checkFIFO(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
-        let log = ContractLog<Int>()
+        let log = Recorder<Int>()
         for index in 0..<200 {
             executor.submit { log.record(index) }
         }
@@ -64,8 +65,8 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
     static func checkNoReentrancy(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
         // (event, thread, whether the outer work had returned from `submit`)
-        let log = ContractLog<(event: String, thread: pthread_t, outerReturned: Bool)>()
-        let outerReturned = ContractLog<Bool>()
+        let log = Recorder<(event: String, thread: pthread_t, outerReturned: Bool)>()
+        let outerReturned = Recorder<Bool>()
         executor.submit {
             log.record(("outer start", pthread_self(), false))
             executor.submit {
@@ -89,8 +90,8 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
     static func checkPromiseJobs(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
         let context = PromiseContext.executor(executor)
-        let log = ContractLog<String>()
-        let outerReturned = ContractLog<Bool>()
+        let log = Recorder<String>()
+        let outerReturned = Recorder<Bool>()
         executor.submit {
             // Callbacks triggered by a resolution inside work go through `submit(job:)`.
             let (promise, resolver) = Promise<Int, ContractError>.makeWithResolver()
@@ -121,8 +122,8 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
 
     static func checkTimerOrder(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
-        let log = ContractLog<String>()
-        let current = ContractLog<Bool>()
+        let log = Recorder<String>()
+        let current = Recorder<Bool>()
         func timer(_ name: String, _ milliseconds: Int) {
             _ = executor.schedule(after: .milliseconds(milliseconds)) {
                 current.record(executor.isCurrent)
@@ -146,10 +147,10 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
 
     static func checkTimerCancellation(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
-        let log = ContractLog<String>()
+        let log = Recorder<String>()
         // Cancelled from the test's thread, before its deadline.
         var offExecutor: ReleaseMarker? = ReleaseMarker()
-        let offExecutorWatch = WeakMarker(offExecutor!)
+        let offExecutorWatch = WeakReference(offExecutor!)
         let offHandle = executor.schedule(after: .milliseconds(20)) { [offExecutor] in
             withExtendedLifetime(offExecutor) { log.record("timer cancelled off the executor ran") }
         }
@@ -157,10 +158,10 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
         offHandle.cancel()
         offHandle.cancel()  // A second cancel does nothing.
         // Cancelled from inside the executor's work.
-        let onExecutorWatch = ContractLog<WeakMarker>()
+        let onExecutorWatch = Recorder<WeakReference<ReleaseMarker>>()
         executor.submit {
             let marker = ReleaseMarker()
-            onExecutorWatch.record(WeakMarker(marker))
+            onExecutorWatch.record(WeakReference(marker))
             let handle = executor.schedule(after: .milliseconds(10)) {
                 withExtendedLifetime(marker) { log.record("timer cancelled on the executor ran") }
             }
@@ -179,7 +180,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
 
     static func checkIsCurrent(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
-        let inside = ContractLog<String>()
+        let inside = Recorder<String>()
         executor.submit {
             inside.record("submitted work: \(executor.isCurrent)")
             if subject.acceptsOtherThreads {
@@ -207,7 +208,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
     static func checkOtherThreads(_ subject: some ExecutorUnderTest) {
         guard subject.acceptsOtherThreads else { return }
         let executor = subject.executor
-        let log = ContractLog<(thread: Int, index: Int)>()
+        let log = Recorder<(thread: Int, index: Int)>()
         let group = DispatchGroup()
         for thread in 0..<4 {
             group.enter()
@@ -234,7 +235,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
         let executor = subject.executor
         let context = PromiseContext.executor(executor)
         // (what, elapsed on the executor's clock, isCurrent, outcome)
-        let log = ContractLog<(what: String, elapsed: Duration, current: Bool, outcome: String)>()
+        let log = Recorder<(what: String, elapsed: Duration, current: Bool, outcome: String)>()
         let start = subject.now
         let (pending, resolver) = Promise<Int, ContractError>.makeWithResolver()
         pending.timeout(on: context, delay: .milliseconds(20)).always(on: context) { result in
@@ -263,7 +264,7 @@ public enum ExecutorContract: String, CaseIterable, Sendable, CustomTestStringCo
     static func checkCallbackFamilies(_ subject: some ExecutorUnderTest) {
         let executor = subject.executor
         let context = PromiseContext.executor(executor)
-        let log = ContractLog<(family: String, current: Bool)>()
+        let log = Recorder<(family: String, current: Bool)>()
         @Sendable func note(_ family: String) { log.record((family, executor.isCurrent)) }
 
         let value = Promise<Int, ContractError>(fulfilled: 1)

@@ -1,12 +1,13 @@
 import Dispatch
 import Foundation
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// One executor as the contract suite drives it: the executor, what it promises beyond the
 /// protocol's minimum, its clock, and how a test makes it progress.
 ///
 /// Real-time executors (queues, loops on threads of their own) use the defaults: ``drive(until:)``
-/// polls for up to ``realTimeLimit`` while the executor's threads work. Manually driven executors
+/// polls for up to `generousTimeout` while the executor's threads work. Manually driven executors
 /// (a `TestLoop`, NIO's `EmbeddedEventLoop`) run their ready work and move their virtual clock in
 /// small steps instead, on the test's thread.
 public protocol ExecutorUnderTest: Sendable {
@@ -38,10 +39,6 @@ public protocol ExecutorUnderTest: Sendable {
     func tearDown()
 }
 
-/// How long a real-time executor gets to do what a check waits for: generous, since the machine
-/// may be loaded; checks wait for events, not for time.
-public let realTimeLimit: Duration = .seconds(20)
-
 private let realTimeOrigin = ContinuousClock.now
 
 extension ExecutorUnderTest {
@@ -52,14 +49,9 @@ extension ExecutorUnderTest {
     /// The monotonic clock (for executors whose timers run in real time).
     public var now: Duration { ContinuousClock.now - realTimeOrigin }
 
-    /// Polls `condition` every half millisecond for up to ``realTimeLimit``.
+    /// Polls `condition` for up to `generousTimeout` (the executor's threads do the work).
     public func drive(until condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + realTimeLimit
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(500)
-        }
-        return true
+        waitUntil(condition)
     }
 
     public func tearDown() {}

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 // The event-loop samples of the DocC articles (Sources/*/*.docc), so that the articles stay
 // true. Each sample's code is the article's; where an article prints, the test records and

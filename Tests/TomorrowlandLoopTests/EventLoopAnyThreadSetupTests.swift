@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -18,12 +19,12 @@ struct EventLoopAnyThreadSetupTests {
         #expect(thread.waitUntilRunning())
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
-        let calledOnLoop = Cell<Bool?>(nil)
+        let calledOnLoop = Locked<Bool?>(nil)
         let watcher = try loop.watch(fileDescriptor: descriptors[0], for: .readable) { _ in
-            if calledOnLoop.value == nil { calledOnLoop.set(loop.inEventLoop) }
+            if calledOnLoop.value == nil { calledOnLoop.value = loop.inEventLoop }
         }
         #expect(write(descriptors[1], "x", 1) == 1)
-        #expect(Self.waitUntil { calledOnLoop.value != nil })
+        #expect(waitUntil { calledOnLoop.value != nil })
         #expect(calledOnLoop.value == true)
         watcher.cancel()
         loop.shutdown()
@@ -58,11 +59,11 @@ struct EventLoopAnyThreadSetupTests {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         let readEnd = descriptors[0]
-        let registered = Cell(false)
+        let registered = Locked(false)
         outer.execute {
             _ = inner.performOnLoop {
                 guard let watcher = try? outer.watch(fileDescriptor: readEnd, for: .readable, { _ in }) else { return }
-                registered.set(true)
+                registered.value = true
                 watcher.cancel()
             }
         }
@@ -113,11 +114,11 @@ struct EventLoopAnyThreadSetupTests {
             return bytes.count
         }
         #expect(write(peer, "hello", 5) == 5)
-        #expect(Self.waitUntil { received.values.count == 1 })
+        #expect(waitUntil { received.values.count == 1 })
         connection.stopReading()
         connection.resumeReading()
         shutdown(peer, Int32(SHUT_WR))
-        #expect(Self.waitUntil { received.values.count == 2 })
+        #expect(waitUntil { received.values.count == 2 })
         #expect(received.values == ["hello on loop: true", "end on loop: true"])
         connection.close()
         close(peer)
@@ -144,15 +145,5 @@ struct EventLoopAnyThreadSetupTests {
                 precondition(thread.join(), "the loop thread never ended")
             }
         }
-    }
-
-    /// Polls `condition` until it holds, for at most `seconds`.
-    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(1000)
-        }
-        return true
     }
 }

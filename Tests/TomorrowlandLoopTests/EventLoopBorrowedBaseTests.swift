@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -109,8 +110,8 @@ struct EventLoopBorrowedBaseTests {
     @Test func theLoopCanAlsoDriveABorrowedBase() {
         let host = HostBase()
         let loop = EventLoop(borrowing: host.base)
-        let ran = Cell(false)
-        loop.execute { ran.set(true) }
+        let ran = Locked(false)
+        loop.execute { ran.value = true }
         loop.runUntilIdle()
         #expect(ran.value)
         loop.shutdown()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -64,11 +65,11 @@ struct EventLoopCallbackBatchTests {
         let loop = EventLoop()
         loop.shutdown()
         let spy = ReleaseSpy()
-        let ran = Cell(0)
+        let ran = Locked(0)
         let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
         for _ in 0..<3 {
             promise.tap(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
         }
         let resolved = DispatchSemaphore(value: 0)

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -76,11 +77,11 @@ struct EventLoopConcurrencyTests {
     @Test func loopWorkMayAssumeTheIsolationOfAnActorPinnedToIt() async {
         let loop = EventLoop()
         let account = LoopPinnedAccount(loop: loop)
-        let seen = Cell<Int?>(nil)
-        let isolating = Cell<[Bool?]>([])
+        let seen = Locked<Int?>(nil)
+        let isolating = Locked<[Bool?]>([])
         loop.execute {
-            seen.set(account.balanceAssumingIsolation())
-            isolating.update { $0.append(loop.isIsolatingCurrentContext()) }
+            seen.value = account.balanceAssumingIsolation()
+            isolating.withLock { $0.append(loop.isIsolatingCurrentContext()) }
         }
         loop.runUntilIdle()
         #expect(seen.value == 0)

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -13,15 +14,6 @@ import Tomorrowland
 /// rules say so.
 @Suite("EventLoopGroup stress")
 struct EventLoopGroupStressTests {
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(1000)
-        }
-        return true
-    }
-
     @Test("400,000 submissions from eight threads into a four-loop group all run once, on their loop")
     func crossThreadSubmissionsIntoAGroup() {
         let group = EventLoopGroup(loopCount: 4)
@@ -38,7 +30,7 @@ struct EventLoopGroupStressTests {
                 }
             }
         }
-        let all = Self.waitUntil(seconds: 30) { ran.load(ordering: .relaxed) == threads * perThread }
+        let all = waitUntil(timeout: .seconds(30)) { ran.load(ordering: .relaxed) == threads * perThread }
         group.syncShutdownGracefully()
         #expect(all)
         #expect(ran.load(ordering: .relaxed) == threads * perThread, "a submission ran twice or was lost")
@@ -111,7 +103,7 @@ struct EventLoopGroupStressTests {
             }
         }
         tails = []
-        let settled = Self.waitUntil(seconds: 30) {
+        let settled = waitUntil(timeout: .seconds(30)) {
             chains.allSatisfy { $0.finalRuns.load(ordering: .acquiring) == 1 }
         }
         group.syncShutdownGracefully()

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -36,9 +37,9 @@ struct EventLoopGroupTests {
 
     @Test func syncShutdownRunsPendingWorkAndStopsEveryThread() {
         let group = EventLoopGroup(loopCount: 2)
-        let count = Cell(0)
+        let count = Locked(0)
         for index in 0..<1000 {
-            group.next().execute { count.update { $0 += 1 } }
+            group.next().execute { count.withLock { $0 += 1 } }
             if index == 500 { group.loops[0].stop() }  // a stopped loop's thread drives it again
         }
         group.syncShutdownGracefully()
@@ -48,8 +49,8 @@ struct EventLoopGroupTests {
 
     @Test func shutdownGracefullyFulfilsItsPromiseOnceEveryThreadExited() {
         let group = EventLoopGroup(loopCount: 2)
-        let pendingTimerRan = Cell(false)
-        _ = group.next().schedule(after: .seconds(3600)) { pendingTimerRan.set(true) }
+        let pendingTimerRan = Locked(false)
+        _ = group.next().schedule(after: .seconds(3600)) { pendingTimerRan.value = true }
         let done = DispatchSemaphore(value: 0)
         group.shutdownGracefully().always(on: .default) { _ in done.signal() }
         #expect(done.wait(timeout: .now() + 10) == .success)

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -20,13 +21,13 @@ struct EventLoopLateWorkTests {
             loop.shutdown()
             let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = Cell(false)
+            let ran = Locked(false)
             let mapped = promise.map(on: .loop(loop)) { [token = spy.token()] value -> Int in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
                 return value + 1
             }
             DispatchQueue.global().async { resolver.fulfill(with: 1) }
-            let result = waitForResult(of: mapped)
+            let result = blockingResult(of: mapped)
             precondition(result.map(isCancelled) == true, "expected .cancelled, got \(String(describing: result))")
             precondition(!ran.value, "the callback ran on a shut-down loop")
             precondition(spy.releasedCount == 1, "the callback's captures were not released")
@@ -39,15 +40,15 @@ struct EventLoopLateWorkTests {
             let loop = EventLoop()
             let (promise, resolver) = Promise<Int, String>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = Cell(0)
+            let ran = Locked(0)
             promise.tap(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             let always = promise.always(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             let caught = promise.catch(on: .loop(loop)) { [token = spy.token()] _ in
-                withExtendedLifetime(token) { ran.update { $0 += 1 } }
+                withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
             loop.shutdown()
             let done = DispatchSemaphore(value: 0)
@@ -56,8 +57,8 @@ struct EventLoopLateWorkTests {
                 done.signal()
             }
             done.wait()
-            precondition(waitForResult(of: always).map(isCancelled) == true, "always's promise is not cancelled")
-            precondition(waitForResult(of: caught).map(isCancelled) == true, "catch's promise is not cancelled")
+            precondition(blockingResult(of: always).map(isCancelled) == true, "always's promise is not cancelled")
+            precondition(blockingResult(of: caught).map(isCancelled) == true, "catch's promise is not cancelled")
             precondition(ran.value == 0, "an observer ran on a shut-down loop")
             precondition(spy.releasedCount == 3, "released \(spy.releasedCount) of 3 observers")
         }
@@ -89,7 +90,7 @@ struct EventLoopLateWorkTests {
             group.wait()
             for promise in mapped {
                 precondition(
-                    waitForResult(of: promise).map(isCancelled) == true, "a derived promise did not end cancelled")
+                    blockingResult(of: promise).map(isCancelled) == true, "a derived promise did not end cancelled")
             }
         }
     }
@@ -111,9 +112,9 @@ struct EventLoopLateWorkTests {
             }
             resolver.fulfill(with: 0)
             precondition(
-                waitForResult(of: mapped).map(isCancelled) == true, "the map chain's tail did not end cancelled")
+                blockingResult(of: mapped).map(isCancelled) == true, "the map chain's tail did not end cancelled")
             precondition(
-                waitForResult(of: always).map(isCancelled) == true, "the always chain's tail did not end cancelled")
+                blockingResult(of: always).map(isCancelled) == true, "the always chain's tail did not end cancelled")
         }
     }
 
@@ -123,10 +124,10 @@ struct EventLoopLateWorkTests {
             let loop = EventLoop()
             loop.shutdown()
             let spy = ReleaseSpy()
-            let ran = Cell(false)
-            let first = loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.set(true) } }
+            let ran = Locked(false)
+            let first = loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.value = true } }
             let second = DispatchQueue.global().sync {
-                loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.set(true) } }
+                loop.execute { [token = spy.token()] in withExtendedLifetime(token) { ran.value = true } }
             }
             precondition(!first && !second, "execute accepted work after shutdown")
             precondition(!ran.value, "late work ran")
@@ -192,14 +193,15 @@ struct EventLoopLateWorkTests {
             let zeroTimeout = pending!.0.timeout(on: .loop(loop), delay: .zero)
             let later = Promise<Int, Never>(on: .loop(loop), fulfilled: 1, after: .milliseconds(1))
             precondition(
-                waitForResult(of: timedOut).map(isCancelled) == true, "timeout: \(String(describing: timedOut.result))")
-            precondition(waitForResult(of: zeroTimeout).map(isCancelled) == true, "zero timeout")
+                blockingResult(of: timedOut).map(isCancelled) == true, "timeout: \(String(describing: timedOut.result))"
+            )
+            precondition(blockingResult(of: zeroTimeout).map(isCancelled) == true, "zero timeout")
             precondition(
-                waitForResult(of: later).map(isCancelled) == true, "after: \(String(describing: later.result))")
+                blockingResult(of: later).map(isCancelled) == true, "after: \(String(describing: later.result))")
             // The upstream's last resolver goes away on another thread: the upstream is cancelled.
-            let resolver = Cell<Promise<Int, Never>.Resolver?>(pending!.1)
+            let resolver = Locked<Promise<Int, Never>.Resolver?>(pending!.1)
             pending = nil
-            DispatchQueue.global().sync { resolver.set(nil) }
+            DispatchQueue.global().sync { resolver.value = nil }
         }
     }
 
@@ -213,7 +215,7 @@ struct EventLoopLateWorkTests {
             DispatchQueue.global().sync { resolver.fulfill(with: 1) }
             for promise in mapped {
                 precondition(
-                    waitForResult(of: promise).map(isCancelled) == true, "a late callback did not end cancelled")
+                    blockingResult(of: promise).map(isCancelled) == true, "a late callback did not end cancelled")
             }
         }
     }
@@ -223,8 +225,8 @@ struct EventLoopLateWorkTests {
         let exit = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let loop = EventLoop()
             loop.shutdown()
-            let started = Cell(false)
-            _ = Task(executorPreference: loop) { started.set(true) }
+            let started = Locked(false)
+            _ = Task(executorPreference: loop) { started.value = true }
             // The job is refused on the submitting thread, inside `Task.init`.
             precondition(!started.value, "a task started on a shut-down loop")
         }
@@ -261,13 +263,13 @@ struct EventLoopLateWorkTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let accepted = Cell(0)
-        let ran = Cell(0)
+        let accepted = Locked(0)
+        let ran = Locked(0)
         let submitters = DispatchGroup()
         for _ in 0..<4 {
             DispatchQueue.global().async(group: submitters) {
                 for _ in 0..<2000 {
-                    if loop.execute({ ran.update { $0 += 1 } }) { accepted.update { $0 += 1 } }
+                    if loop.execute({ ran.withLock { $0 += 1 } }) { accepted.withLock { $0 += 1 } }
                 }
             }
         }
@@ -282,14 +284,4 @@ struct EventLoopLateWorkTests {
 /// Whether `result` is `.cancelled`.
 func isCancelled<Value, Error>(_ result: PromiseResult<Value, Error>) -> Bool {
     result.isCancelled
-}
-
-/// Waits, blocking the calling thread, until `promise` resolves (at most `seconds`).
-func waitForResult<Value, Error>(
-    of promise: Promise<Value, Error>, seconds: Double = 10
-) -> PromiseResult<Value, Error>? {
-    let resolved = DispatchSemaphore(value: 0)
-    promise.tap(on: .immediate) { _ in resolved.signal() }
-    _ = resolved.wait(timeout: .now() + seconds)
-    return promise.result
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -34,9 +35,9 @@ struct EventLoopPromiseFormTests {
         #expect(loop.run(until: promise) == .value(1))
         // An already-resolved promise: one tick, and no sticky stop for the next run().
         #expect(loop.run(until: promise) == .value(1))
-        let ranLater = Cell(false)
+        let ranLater = Locked(false)
         _ = loop.schedule(after: .milliseconds(10)) {
-            ranLater.set(true)
+            ranLater.value = true
             loop.stop()
         }
         loop.run()
@@ -113,9 +114,9 @@ struct EventLoopPromiseFormTests {
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
         let done = DispatchSemaphore(value: 0)
-        let onLoop = Cell(false)
+        let onLoop = Locked(false)
         loop.readable(descriptors[0]).always(on: .loop(loop)) { _ in
-            onLoop.set(loop.inEventLoop)
+            onLoop.value = loop.inEventLoop
             done.signal()
         }
         var byte: UInt8 = 1

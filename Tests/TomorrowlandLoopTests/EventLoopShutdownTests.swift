@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -23,14 +24,14 @@ struct EventLoopShutdownTests {
     @Test func pendingTimersAreReleasedWithoutRunning() {
         let loop = EventLoop()
         let spy = ReleaseSpy()
-        let ran = Cell(false)
+        let ran = Locked(false)
         let handle = loop.schedule(after: .seconds(3600)) { [token = spy.token()] in
-            withExtendedLifetime(token) { ran.set(true) }
+            withExtendedLifetime(token) { ran.value = true }
         }
         loop.execute {
             // A timer scheduled by work that runs during the drain is dropped too.
             _ = loop.schedule(after: .zero) { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
         }
         loop.shutdown()
@@ -76,8 +77,8 @@ struct EventLoopShutdownTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let ran = Cell(false)
-        loop.execute { ran.set(true) }
+        let ran = Locked(false)
+        loop.execute { ran.value = true }
         loop.shutdown()
         #expect(thread.join())
         #expect(ran.value)
@@ -93,14 +94,14 @@ struct EventLoopShutdownTests {
 
     @Test func aLoopReleasedWithoutShutdownFreesItsWorkWithoutRunningIt() {
         let spy = ReleaseSpy()
-        let ran = Cell(false)
+        let ran = Locked(false)
         do {
             let loop = EventLoop()
             loop.execute { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
             _ = loop.schedule(after: .seconds(3600)) { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
         }
         #expect(spy.releasedCount == 2)

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 /// `EventLoop.storeTimer(_:after:)`: on its own thread the loop keeps a promise timer as it is in
 /// its timers (no closure, no handle), fires it in the loop's timer order, removes it at once on a
@@ -13,14 +14,14 @@ struct EventLoopStoredTimerTests {
     @Test func onTheLoopThreadTheTimerIsStoredAndFiresInSchedulingOrderWithOtherTimers() {
         let loop = EventLoop()
         let log = Recorder<String>()
-        let ids = Cell<[PromiseTimerID?]>([])
+        let ids = Locked<[PromiseTimerID?]>([])
         loop.execute {
             _ = loop.schedule(after: .milliseconds(5)) { log.record("closure 1") }
             let first = loop.storeTimer(RecordingTimer("stored 1", log), after: .milliseconds(5))
             _ = loop.schedule(after: .milliseconds(5)) { log.record("closure 2") }
             let second = loop.storeTimer(RecordingTimer("stored 2", log), after: .milliseconds(5))
             _ = loop.schedule(after: .milliseconds(10)) { loop.stop() }
-            ids.set([first, second])
+            ids.value = [first, second]
         }
         loop.run()
         #expect(ids.value.allSatisfy { $0 != nil })
@@ -42,13 +43,13 @@ struct EventLoopStoredTimerTests {
     @Test func cancellingOnTheLoopRemovesTheTimerAndReleasesItAtOnce() {
         let loop = EventLoop()
         let log = Recorder<String>()
-        let releasedAtCancel = Cell(false)
+        let releasedAtCancel = Locked(false)
         loop.execute {
             let spy = DeinitFlag()
             let id = loop.storeTimer(RecordingTimer("stored", log, spy: spy), after: .zero)
             #expect(id != nil)
             if let id { loop.cancelStoredTimer(id) }
-            releasedAtCancel.set(spy.isSet)
+            releasedAtCancel.value = spy.isSet
             // A second cancel, and one with the stale identifier after the slot is reused, do nothing.
             _ = loop.storeTimer(RecordingTimer("next", log), after: .zero)
             if let id { loop.cancelStoredTimer(id) }
@@ -67,9 +68,9 @@ struct EventLoopStoredTimerTests {
         let log = Recorder<String>()
         let spy = DeinitFlag()
         let stored = DispatchSemaphore(value: 0)
-        let id = Cell<PromiseTimerID?>(nil)
+        let id = Locked<PromiseTimerID?>(nil)
         loop.execute {
-            id.set(loop.storeTimer(RecordingTimer("stored", log, spy: spy), after: .milliseconds(200)))
+            id.value = loop.storeTimer(RecordingTimer("stored", log, spy: spy), after: .milliseconds(200))
             stored.signal()
         }
         #expect(stored.wait(timeout: .now() + 10) == .success)
@@ -105,13 +106,13 @@ struct EventLoopStoredTimerTests {
     @Test func aTimeoutArmedOnTheLoopEndsCancelledAtShutdownAndSendsOneCancelRequestUpstream() {
         let loop = EventLoop()
         let requests = Recorder<String>()
-        let timeout = Cell<Promise<Int, PromiseTimeoutError<String>>?>(nil)
+        let timeout = Locked<Promise<Int, PromiseTimeoutError<String>>?>(nil)
         // Only the timeout observes the upstream (the test keeps its resolver, not the promise),
         // so the timeout's one cancel request reaches it.
         let resolver = {
             let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
             resolver.onRequestCancel(on: .immediate) { _ in requests.record("cancel requested") }
-            loop.execute { timeout.set(upstream.timeout(on: .loop(loop), delay: .seconds(3600))) }
+            loop.execute { timeout.value = upstream.timeout(on: .loop(loop), delay: .seconds(3600)) }
             return resolver
         }()
         loop.runUntilIdle()
@@ -128,9 +129,9 @@ struct EventLoopStoredTimerTests {
         #expect(thread.waitUntilRunning())
         let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
         let armed = DispatchSemaphore(value: 0)
-        let timeout = Cell<Promise<Int, PromiseTimeoutError<String>>?>(nil)
+        let timeout = Locked<Promise<Int, PromiseTimeoutError<String>>?>(nil)
         loop.execute {
-            timeout.set(upstream.timeout(on: .loop(loop), delay: .seconds(3600)))
+            timeout.value = upstream.timeout(on: .loop(loop), delay: .seconds(3600))
             armed.signal()
         }
         #expect(armed.wait(timeout: .now() + 10) == .success)

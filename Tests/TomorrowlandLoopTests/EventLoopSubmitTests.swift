@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -83,10 +84,10 @@ struct EventLoopSubmitTests {
             let loop = EventLoop()
             loop.shutdown()
             let spy = ReleaseSpy()
-            let ran = Cell(false)
+            let ran = Locked(false)
             let promise = { [token = spy.token()] in
                 loop.submit {
-                    withExtendedLifetime(token) { ran.set(true) }
+                    withExtendedLifetime(token) { ran.value = true }
                     return 1
                 }
             }()
@@ -112,7 +113,7 @@ struct EventLoopSubmitTests {
             for _ in 0..<20 {
                 let group = EventLoopGroup(loopCount: 2)
                 let loops = group.loops
-                let submitted = LockedValue<[Promise<Int, NoError>]>([])
+                let submitted = Locked<[Promise<Int, NoError>]>([])
                 let start = DispatchSemaphore(value: 0)
                 let finished = DispatchGroup()
                 for loop in loops {

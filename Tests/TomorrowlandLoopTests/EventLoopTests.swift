@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -25,9 +26,9 @@ struct EventLoopTests {
     @Test func workSubmittedOnTheLoopRunsInTheSameTick() {
         // A chain of on-loop submissions completes within one runUntilIdle call, without I/O.
         let loop = EventLoop()
-        let count = Cell(0)
+        let count = Locked(0)
         @Sendable func step(_ remaining: Int) {
-            count.update { $0 += 1 }
+            count.withLock { $0 += 1 }
             if remaining > 0 { loop.execute { step(remaining - 1) } }
         }
         loop.execute { step(9999) }
@@ -79,8 +80,8 @@ struct EventLoopTests {
 
     @Test func stopBeforeRunMakesTheNextRunReturnAfterOneTick() {
         let loop = EventLoop()
-        let ran = Cell(false)
-        loop.execute { ran.set(true) }
+        let ran = Locked(false)
+        loop.execute { ran.value = true }
         loop.stop()
         loop.run()
         #expect(ran.value)
@@ -90,9 +91,9 @@ struct EventLoopTests {
     @Test func runCanBeCalledAgainAfterStop() {
         let loop = EventLoop()
         for round in 0..<3 {
-            let ran = Cell(-1)
+            let ran = Locked(-1)
             loop.execute {
-                ran.set(round)
+                ran.value = round
                 loop.stop()
             }
             loop.run()
@@ -128,9 +129,9 @@ struct EventLoopTests {
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
         let done = DispatchSemaphore(value: 0)
-        let onLoop = Cell(false)
+        let onLoop = Locked(false)
         loop.execute {
-            onLoop.set(loop.inEventLoop)
+            onLoop.value = loop.inEventLoop
             done.signal()
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
@@ -148,8 +149,8 @@ struct EventLoopTests {
             return
         }
         #expect(executor === loop)
-        let ran = Cell(false)
-        executor.submit { ran.set(loop.inEventLoop) }
+        let ran = Locked(false)
+        executor.submit { ran.value = loop.inEventLoop }
         loop.runUntilIdle()
         #expect(ran.value)
         loop.shutdown()

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -24,15 +25,6 @@ struct EventLoopTimerStressTests {
         }
     }
 
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(1000)
-        }
-        return true
-    }
-
     @Test("80,000 timers armed from four threads, half cancelled at once: the rest fire exactly once")
     func crossThreadArmAndCancel() {
         let threads = 4
@@ -52,7 +44,7 @@ struct EventLoopTimerStressTests {
             }
         }
         let kept = probes.joined().enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        let allFired = Self.waitUntil(seconds: 30) { kept.allSatisfy { $0.runs.load(ordering: .relaxed) == 1 } }
+        let allFired = waitUntil(timeout: .seconds(30)) { kept.allSatisfy { $0.runs.load(ordering: .relaxed) == 1 } }
         loop.stop()
         #expect(runner.join(seconds: 30))
         #expect(allFired, "some timers that were not cancelled never fired")
@@ -92,7 +84,7 @@ struct EventLoopTimerStressTests {
             }
         }
         let kept = probes.enumerated().filter { $0.offset % perBurst % 3 == 0 }.map(\.element)
-        let allFired = Self.waitUntil(seconds: 30) {
+        let allFired = waitUntil(timeout: .seconds(30)) {
             done.load(ordering: .acquiring) == bursts && kept.allSatisfy { $0.runs.load(ordering: .relaxed) == 1 }
         }
         loop.stop()

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -29,10 +30,10 @@ struct EventLoopTimerTests {
 
     @Test func aTimerNeverFiresBeforeItsDelay() {
         let loop = EventLoop()
-        let elapsed = Cell<Duration?>(nil)
+        let elapsed = Locked<Duration?>(nil)
         let start = ContinuousClock.now
         _ = loop.schedule(after: .milliseconds(50)) {
-            elapsed.set(ContinuousClock.now - start)
+            elapsed.value = ContinuousClock.now - start
             loop.stop()
         }
         let safety = loop.schedule(after: .seconds(10)) { loop.stop() }
@@ -50,14 +51,14 @@ struct EventLoopTimerTests {
     @Test func cancellingOnTheLoopKeepsTheWorkFromRunningAndReleasesItAtOnce() {
         let loop = EventLoop()
         let spy = ReleaseSpy()
-        let ran = Cell(false)
-        let releasedAfterCancel = Cell(-1)
+        let ran = Locked(false)
+        let releasedAfterCancel = Locked(-1)
         loop.execute {
             let handle = loop.schedule(after: .zero) { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
             handle.cancel()
-            releasedAfterCancel.set(spy.releasedCount)
+            releasedAfterCancel.value = spy.releasedCount
             handle.cancel()  // a second cancel does nothing
         }
         loop.runUntilIdle()
@@ -72,9 +73,9 @@ struct EventLoopTimerTests {
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
         let spy = ReleaseSpy()
-        let ran = Cell(false)
+        let ran = Locked(false)
         let handle = loop.schedule(after: .milliseconds(20)) { [token = spy.token()] in
-            withExtendedLifetime(token) { ran.set(true) }
+            withExtendedLifetime(token) { ran.value = true }
         }
         handle.cancel()
         let done = DispatchSemaphore(value: 0)
@@ -109,14 +110,14 @@ struct EventLoopTimerTests {
     @Test func cancellingSelfGuardedWorkOnTheLoopKeepsItFromRunningAndReleasesItAtOnce() {
         let loop = EventLoop()
         let spy = ReleaseSpy()
-        let ran = Cell(false)
-        let releasedAfterCancel = Cell(-1)
+        let ran = Locked(false)
+        let releasedAfterCancel = Locked(-1)
         loop.execute {
             let handle = loop.scheduleSelfGuarded(after: .zero) { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
             handle.cancel()
-            releasedAfterCancel.set(spy.releasedCount)
+            releasedAfterCancel.value = spy.releasedCount
         }
         loop.runUntilIdle()
         loop.runUntilIdle()
@@ -131,9 +132,9 @@ struct EventLoopTimerTests {
         // place in the heap must not be removed.
         let loop = EventLoop()
         let log = Recorder<String>()
-        let handle = Cell<(any PromiseScheduledWork)?>(nil)
+        let handle = Locked<(any PromiseScheduledWork)?>(nil)
         loop.execute {
-            handle.set(loop.scheduleSelfGuarded(after: .zero) { log.record("guarded") })
+            handle.value = loop.scheduleSelfGuarded(after: .zero) { log.record("guarded") }
         }
         loop.runUntilIdle()
         loop.execute {
@@ -153,10 +154,10 @@ struct EventLoopTimerTests {
     @Test func shutdownReleasesPendingSelfGuardedWorkWithoutRunningIt() {
         let loop = EventLoop()
         let spy = ReleaseSpy()
-        let ran = Cell(false)
+        let ran = Locked(false)
         loop.execute {
             _ = loop.scheduleSelfGuarded(after: .seconds(60)) { [token = spy.token()] in
-                withExtendedLifetime(token) { ran.set(true) }
+                withExtendedLifetime(token) { ran.value = true }
             }
         }
         loop.runUntilIdle()

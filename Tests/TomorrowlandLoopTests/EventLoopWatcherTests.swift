@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -76,9 +77,9 @@ struct EventLoopWatcherTests {
     @Test func aBlockedLoopWakesForADescriptor() throws {
         let loop = EventLoop()
         let pipe = Pipe()
-        let received = Cell<UInt8?>(nil)
+        let received = Locked<UInt8?>(nil)
         try loop.watch(fileDescriptor: pipe.readEnd, for: .readable) { _ in
-            received.set(pipe.read())
+            received.value = pipe.read()
             loop.stop()
         }
         let thread = LoopThread(loop)
@@ -93,10 +94,10 @@ struct EventLoopWatcherTests {
     @Test func cancellingFromAnotherThreadStopsTheHandler() throws {
         let loop = EventLoop()
         let pipe = Pipe()
-        let calls = Cell(0)
+        let calls = Locked(0)
         let watcher = try loop.watch(fileDescriptor: pipe.readEnd, for: .readable) { _ in
             _ = pipe.read()
-            calls.update { $0 += 1 }
+            calls.withLock { $0 += 1 }
         }
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
@@ -158,11 +159,11 @@ struct EventLoopWatcherTests {
         // The loop polls descriptors between rounds of at most 4096 items.
         let loop = EventLoop()
         let pipe = Pipe()
-        let watcherFired = Cell(false)
+        let watcherFired = Locked(false)
         let iterations = LoopConfined(0)
         try loop.watch(fileDescriptor: pipe.readEnd, for: .readable) { _ in
             _ = pipe.read()
-            watcherFired.set(true)
+            watcherFired.value = true
         }
         pipe.write(1)
         @Sendable func spin() {

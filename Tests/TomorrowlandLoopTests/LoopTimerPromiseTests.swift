@@ -3,25 +3,20 @@ import Synchronization
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 /// The core's timer APIs on a real `EventLoop`: their timers are the loop's, and what they
 /// deliver runs on the loop thread. (Virtual-time tests of the same APIs are in
 /// TomorrowlandTests; these check the real loop in real time, with generous bounds.)
 @Suite("Timers of promises on an EventLoop")
 struct LoopTimerPromiseTests {
-    private final class Log: Sendable {
-        private let storage = LockedValue<[String]>([])
-        var values: [String] { storage.withLock { $0 } }
-        func record(_ value: String) { storage.withLock { $0.append(value) } }
-    }
-
     private func seconds(since start: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }
 
     @Test func aTimeoutFiresFromALoopTimerOnTheLoopThread() {
         let loop = EventLoop()
-        let log = Log()
+        let log = Recorder<String>()
         let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
         let timeout = upstream.timeout(on: .loop(loop), delay: 0.05)
@@ -53,7 +48,7 @@ struct LoopTimerPromiseTests {
 
     @Test func anAfterInitializerAndADelayFireInOrderOnTheLoop() {
         let loop = EventLoop()
-        let log = Log()
+        let log = Recorder<String>()
         let timer = Promise<String, String>(on: .loop(loop), fulfilled: "timer", after: .milliseconds(20))
         let delayed = Promise<String, String>(fulfilled: "delay").delay(on: .loop(loop), .milliseconds(40))
         _ = timer.then(on: .immediate) { value in log.record("\(value) \(loop.inEventLoop)") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TomorrowlandTestSupport
 
 @testable import Tomorrowland
 @testable import TomorrowlandLoop
@@ -183,14 +184,5 @@ struct ReleaseAccountingTests {
             })
         withExtendedLifetime(fired) {}
         loop.shutdown()
-    }
-
-    func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(1000)
-        }
-        return true
     }
 }

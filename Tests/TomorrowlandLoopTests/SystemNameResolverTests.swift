@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -28,20 +29,10 @@ struct SystemNameResolverTests {
         return (promise, resolution)
     }
 
-    /// Waits until `condition` holds, up to 10 s; returns whether it did.
-    private func eventually(_ condition: () -> Bool) -> Bool {
-        let started = ContinuousClock.now
-        while !condition() {
-            if ContinuousClock.now - started > .seconds(10) { return false }
-            usleep(1000)
-        }
-        return true
-    }
-
     @Test func localhostResolvesOnAnotherThreadFromTheHostsFile() throws {
         let resolver = SystemNameResolver(maximumThreads: 2)
         let (answer, _) = resolve("localhost", port: 8080, on: resolver)
-        let seen = try #require(answer.waitForResult()?.value)
+        let seen = try #require(blockingResult(of: answer)?.value)
         #expect(pthread_equal(seen.thread, pthread_self()) == 0)
         let addresses = try seen.result.get()
         #expect(Set(addresses.map(\.description)).isSubset(of: ["127.0.0.1:8080", "[::1]:8080"]))
@@ -51,7 +42,7 @@ struct SystemNameResolverTests {
     @Test func anUnknownNameFailsWithAddressResolutionFailed() throws {
         let resolver = SystemNameResolver(maximumThreads: 2)
         let (answer, _) = resolve("no-such-host.invalid", on: resolver)
-        let seen = try #require(answer.waitForResult()?.value)
+        let seen = try #require(blockingResult(of: answer)?.value)
         #expect(throws: TCPError.addressResolutionFailed(host: "no-such-host.invalid")) { try seen.result.get() }
     }
 
@@ -60,24 +51,24 @@ struct SystemNameResolverTests {
         let gate = DispatchSemaphore(value: 0)
         // Each answer handler holds its resolver thread until the gate opens.
         let lookups = (0..<4).map { _ in resolve("localhost", on: resolver, holdingThreadUntil: gate) }
-        #expect(eventually { resolver.startedLookups == 2 })
+        #expect(waitUntil { resolver.startedLookups == 2 })
         #expect(resolver.threadCount == 2)
         for _ in 0..<4 { gate.signal() }
-        for (answer, _) in lookups { #expect(answer.waitForResult()?.value != nil) }
+        for (answer, _) in lookups { #expect(blockingResult(of: answer)?.value != nil) }
         #expect(resolver.startedLookups == 4)
-        #expect(eventually { resolver.threadCount == 0 })
+        #expect(waitUntil { resolver.threadCount == 0 })
     }
 
     @Test func aLookupAbandonedWhileQueuedNeverReachesGetaddrinfo() throws {
         let resolver = SystemNameResolver(maximumThreads: 1)
         let gate = DispatchSemaphore(value: 0)
         let (first, _) = resolve("localhost", on: resolver, holdingThreadUntil: gate)
-        #expect(eventually { resolver.startedLookups == 1 })
+        #expect(waitUntil { resolver.startedLookups == 1 })
         let (second, queued) = resolve("localhost", on: resolver)
         queued.abandon()
         gate.signal()
-        #expect(first.waitForResult()?.value != nil)
-        #expect(eventually { resolver.threadCount == 0 })
+        #expect(blockingResult(of: first)?.value != nil)
+        #expect(waitUntil { resolver.threadCount == 0 })
         #expect(resolver.startedLookups == 1)
         #expect(second.result == nil)
     }

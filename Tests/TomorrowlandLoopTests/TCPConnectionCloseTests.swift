@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -74,14 +75,15 @@ struct TCPConnectionCloseTests {
         loop.execute {
             resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop) })
         }
-        let listener = try #require(listening.waitForResult()?.value)
+        let listener = try #require(blockingResult(of: listening)?.value)
         let client = try #require(
-            TCPConnection.connect(host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10))
-                .waitForResult()?.value)
-        let reply = client.write([9, 8, 7]).flatMap(on: .immediate) { client.read(exactly: 3) }.waitForResult()
+            blockingResult(
+                of: TCPConnection.connect(host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(10))
+            )?.value)
+        let reply = blockingResult(of: client.write([9, 8, 7]).flatMap(on: .immediate) { client.read(exactly: 3) })
         #expect(reply?.value == [9, 8, 7])
         client.close()
-        #expect(client.closed.waitForResult()?.value == .some(nil))
+        #expect(blockingResult(of: client.closed)?.value == .some(nil))
         loop.shutdown()
         #expect(thread.join())
     }
@@ -140,15 +142,5 @@ struct TCPConnectionCloseTests {
             client.close()
         }
         #expect(weakClient == nil)
-    }
-}
-
-extension Promise {
-    /// Blocks the calling thread (not a loop's) until the promise resolves, up to 30 s.
-    func waitForResult() -> PromiseResult<Value, Error>? {
-        let done = DispatchSemaphore(value: 0)
-        tap(on: .immediate) { _ in done.signal() }
-        guard done.wait(timeout: .now() + 30) == .success else { return nil }
-        return result
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -103,15 +104,9 @@ struct TCPConnectionConnectTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let port = try #require(
-            Promise<UInt16, TCPError>(on: .loop(loop)) { resolver in
-                resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop).localPort })
-            }.waitForResult()?.value)
-        let client = try #require(
-            TCPConnection.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(10)).waitForResult()?.value
-        )
+        let client = try #require(connectToEchoServer(onRunning: loop))
         #expect(client.loop === loop)
-        let reply = client.write([4, 2]).flatMap(on: .immediate) { client.read(exactly: 2) }.waitForResult()
+        let reply = blockingResult(of: client.write([4, 2]).flatMap(on: .immediate) { client.read(exactly: 2) })
         #expect(reply?.value == [4, 2])
         loop.shutdown()
         #expect(thread.join())

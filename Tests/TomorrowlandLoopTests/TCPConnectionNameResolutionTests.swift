@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -25,7 +26,7 @@ struct TCPConnectionNameResolutionTests {
     /// clock against the deadline it was scheduled for.
     private final class Ticker: Sendable {
         let loop: EventLoop
-        let lateness = LockedValue<[Duration]>([])
+        let lateness = Locked<[Duration]>([])
         let stopped = Atomic<Bool>(false)
 
         init(loop: EventLoop) { self.loop = loop }
@@ -177,7 +178,7 @@ struct TCPConnectionNameResolutionTests {
         loop.shutdown()
         #expect(thread.join())
 
-        #expect(attempt.waitForResult()?.error == .closed)
+        #expect(blockingResult(of: attempt)?.error == .closed)
         #expect(resolution.isAbandoned)
         let answer = try #require(TCPSocketAddress.literal(host: "127.0.0.1", port: 80))
         #expect(!resolution.complete(with: .success(answer)))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -124,20 +125,14 @@ struct TCPConnectionReadingTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let serverReady = Promise<UInt16, TCPError>(on: .loop(loop)) { resolver in
-            resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop).localPort })
-        }
-        let port = try #require(serverReady.waitForResult()?.value)
-        let client = try #require(
-            TCPConnection.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(10)).waitForResult()?.value
-        )
+        let client = try #require(connectToEchoServer(onRunning: loop))
         let reply = client.write(Array("ping\n".utf8)).flatMap(on: .immediate) {
             client.read(upTo: [10], maxBytes: 10)
         }
-        #expect(reply.waitForResult()?.value == Array("ping\n".utf8))
+        #expect(blockingResult(of: reply)?.value == Array("ping\n".utf8))
         // A read issued from this thread while the loop runs resolves too.
         let second = client.write(Array("pong\n".utf8)).flatMap(on: .immediate) { client.read(exactly: 5) }
-        #expect(second.waitForResult()?.value == Array("pong\n".utf8))
+        #expect(blockingResult(of: second)?.value == Array("pong\n".utf8))
         loop.shutdown()
         #expect(thread.join())
     }

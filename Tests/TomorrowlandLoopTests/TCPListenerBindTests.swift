@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -107,7 +108,7 @@ struct TCPListenerBindTests {
                 }
                 if let driver, !driver.join() { exit(2) }
                 for bound in promises.values {
-                    switch blockingResult(of: bound, seconds: 10) {
+                    switch blockingResult(of: bound, timeout: .seconds(10)) {
                     case .value(let listener)?: if !listener.isClosed { exit(3) }
                     case .error(.closed)?: break
                     default: exit(4)
@@ -175,9 +176,9 @@ struct TCPListenerBindTests {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
-        let acceptedOnLoop = Cell<Bool?>(nil)
+        let acceptedOnLoop = Locked<Bool?>(nil)
         let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { connection in
-            acceptedOnLoop.set(loop.inEventLoop)
+            acceptedOnLoop.value = loop.inEventLoop
             connection.close()
         }
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -191,8 +192,7 @@ struct TCPListenerBindTests {
             }
         }
         #expect(connected == 0)
-        let deadline = Date().addingTimeInterval(10)
-        while acceptedOnLoop.value == nil && Date() < deadline { usleep(1000) }
+        #expect(waitUntil { acceptedOnLoop.value != nil })
         #expect(acceptedOnLoop.value == true)
         close(client)
         listener.close()

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -48,12 +49,7 @@ struct TCPListenerGracefulShutdownTests {
 
         /// Waits (polling, in real time) until `count` connections were accepted.
         func waitForAccepted(_ count: Int) -> Bool {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while acceptedCount < count {
-                if ContinuousClock.now > deadline { return false }
-                usleep(1000)
-            }
-            return true
+            waitUntil { acceptedCount >= count }
         }
 
         func stop() {
@@ -120,7 +116,7 @@ struct TCPListenerGracefulShutdownTests {
 
         let start = ContinuousClock.now
         let drained = server.listener.shutdownGracefully(within: .milliseconds(300))
-        let result = blockingResult(of: drained, seconds: 10)
+        let result = blockingResult(of: drained, timeout: .seconds(10))
         let elapsed = ContinuousClock.now - start
         #expect(Outcome(result) == Outcome<NoError>.fulfilled)
         #expect(elapsed >= .milliseconds(300))
@@ -187,7 +183,7 @@ struct TCPListenerGracefulShutdownTests {
         #expect(server.waitForAccepted(1))
         let drained = server.listener.shutdownGracefully(within: .seconds(60))
         server.stop()
-        #expect(Outcome(blockingResult(of: drained, seconds: 10)) == Outcome<NoError>.fulfilled)
+        #expect(Outcome(blockingResult(of: drained, timeout: .seconds(10))) == Outcome<NoError>.fulfilled)
         _ = client
     }
 

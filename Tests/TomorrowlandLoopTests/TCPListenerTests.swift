@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -141,9 +142,9 @@ struct TCPListenerTests {
             loop.shutdown()
             #expect(thread.join())
         }
-        let accepted = Cell(0)
+        let accepted = Locked(0)
         let bound = TCPListener.bind(host: "127.0.0.1", port: 0, on: loop) { connection in
-            accepted.update { $0 += 1 }
+            accepted.withLock { $0 += 1 }
             connection.close()
         }
         let listener = try #require(blockingResult(of: bound)?.value)

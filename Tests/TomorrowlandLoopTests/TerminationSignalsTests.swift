@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -11,7 +12,7 @@ import Tomorrowland
 @Suite("TerminationSignals")
 struct TerminationSignalsTests {
     @Test func unblockReturnsTheSignalsThatWereBlockedAndUnblocksThem() {
-        let outcome = Cell<(found: [Int32], stillBlocked: Bool)?>(nil)
+        let outcome = Locked<(found: [Int32], stillBlocked: Bool)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
             // Exactly SIGUSR2 blocked (a test thread starts with most signals blocked).
@@ -22,7 +23,7 @@ struct TerminationSignalsTests {
             let found = TerminationSignals.unblock([SIGWINCH, SIGUSR2])
             var now = sigset_t()
             pthread_sigmask(SIG_SETMASK, nil, &now)
-            outcome.set((found, sigismember(&now, SIGUSR2) == 1))
+            outcome.value = (found, sigismember(&now, SIGUSR2) == 1)
             done.signal()
         }.start()
         done.wait()
@@ -61,7 +62,7 @@ struct TerminationSignalsTests {
         let probe = try SignalsProbe(unblock: false)
         #expect(probe.waitForLine("ready"))
         kill(probe.process.processIdentifier, SIGTERM)
-        #expect(!probe.waitForLine("first", seconds: 1))
+        #expect(!probe.waitForLine("first", timeout: .seconds(1)))
         #expect(probe.quit() == 0)
     }
 
@@ -104,7 +105,7 @@ struct TerminationSignalsTests {
             precondition(thread.waitUntilRunning(), "the loop never ran")
             let first = TerminationSignals.first(of: [SIGUSR2], on: loop)
             raise(SIGUSR2)
-            precondition(waitForResult(of: first)?.value == SIGUSR2, "the signal did not reach the loop")
+            precondition(blockingResult(of: first)?.value == SIGUSR2, "the signal did not reach the loop")
             loop.shutdown()
             precondition(thread.join(), "the loop thread never ended")
         }
@@ -135,11 +136,10 @@ private func raiseUnblocked(_ signal: Int32) {
 
 /// `TerminationSignalsProbe` started for one test, its output collected line by line.
 private final class SignalsProbe: @unchecked Sendable {
-    // `@unchecked Sendable`: `text` is written by the reader thread and read by the test, both
-    // under `lock` (an NSLock, which TSan sees).
+    // `@unchecked Sendable`: `Process` and `Pipe` are not Sendable; the test drives them from its
+    // own thread. `text` is written by the reader thread and read by the test.
     let process = Process()
-    private let lock = NSLock()
-    private var text = ""
+    private let text = Locked("")
     private let input = Pipe()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -157,7 +157,7 @@ private final class SignalsProbe: @unchecked Sendable {
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                lock.withLock { text += String(decoding: data, as: UTF8.self) }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
             finished.signal()
         }
@@ -167,16 +167,11 @@ private final class SignalsProbe: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    var output: String { lock.withLock { text } }
+    var output: String { text.value }
 
     /// Waits (polling) until a line of the output contains `fragment`.
-    func waitForLine(_ fragment: String, seconds: Double = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if output.contains(fragment) { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return output.contains(fragment)
+    func waitForLine(_ fragment: String, timeout: Duration = generousTimeout) -> Bool {
+        waitUntil(timeout: timeout) { output.contains(fragment) }
     }
 
     /// Asks the probe to shut down; returns its exit status (nil if a signal ended it or it

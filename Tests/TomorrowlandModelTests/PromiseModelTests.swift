@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TomorrowlandTestSupport
 
 /// Random programs of promise operations, run against the library and against the reference
 /// model (Support/ReferenceModel.swift); their event traces must be identical.

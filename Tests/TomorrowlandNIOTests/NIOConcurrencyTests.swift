@@ -4,6 +4,7 @@
     import Testing
     import Tomorrowland
     import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// An actor whose isolation is a NIO loop (NIO's `EventLoop.executor`), as NIO users pin actors.
     actor LoopPinnedCounter {
@@ -58,8 +59,8 @@
                 // task's cancellation ends the promise as cancelled. The resolver is kept until
                 // then: a promise whose last resolver goes unresolved is cancelled on its own,
                 // which would pass this test without any request reaching the promise.
-                let requested = LockedValue(false)
-                let pendingResolver = LockedValue<Promise<Int, TestError>.Resolver?>(nil)
+                let requested = Locked(false)
+                let pendingResolver = Locked<Promise<Int, TestError>.Resolver?>(nil)
                 let task = Task {
                     try await Promise<Int, TestError>(on: .nio(loop)) { resolver in
                         resolver.onRequestCancel(on: .nio(loop)) { resolver in

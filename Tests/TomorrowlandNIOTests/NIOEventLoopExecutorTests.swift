@@ -7,6 +7,7 @@
     import Tomorrowland
 
     @testable import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     @Suite("NIOEventLoopExecutor")
     struct NIOEventLoopExecutorTests {
@@ -24,7 +25,7 @@
 
         @Test func theTableDoesNotKeepLoopsAliveAndDropsTheirEntries() {
             let before = NIOEventLoopExecutorTable.shared.count
-            var executors: [WeakReference] = []
+            var executors: [WeakReference<NIOEventLoopExecutor>] = []
             for _ in 0..<200 {
                 let loop = EmbeddedEventLoop()
                 let executor = NIOEventLoopExecutor.shared(for: loop)

@@ -6,6 +6,7 @@
     import Tomorrowland
 
     @testable import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// The executor's local FIFO for work submitted on the loop's own thread, on an
     /// `EmbeddedEventLoop` (whose `inEventLoop` is always true and whose `run()` runs what is

@@ -7,6 +7,7 @@
     import Tomorrowland
 
     @testable import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// The timers of `NIOEventLoopExecutor` (`NIOLoopTimers`): a heap of the executor's own, with one
     /// NIO scheduled callback armed for the earliest deadline.

@@ -6,6 +6,7 @@
     import Tomorrowland
 
     @testable import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// `NIOEventLoopExecutor`'s `storeTimer`/`cancelStoredTimer`: a promise timer armed on the
     /// loop's thread goes into the executor's own heap as it is (no closure, no handle), and the

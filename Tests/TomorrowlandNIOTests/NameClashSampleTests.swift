@@ -10,6 +10,7 @@
     import Tomorrowland
     import TomorrowlandLoop
     import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// A file-local shorthand, as the article suggests for files that name a loop type often.
     private typealias NIOLoop = NIOCore.EventLoop

@@ -4,6 +4,7 @@
     import Testing
     import Tomorrowland
     import TomorrowlandNIO
+    import TomorrowlandTestSupport
 
     /// Where a bridge's source is resolved: on the test's thread, or inside the loop's work.
     enum ResolvingThread: String, CaseIterable, CustomTestStringConvertible {

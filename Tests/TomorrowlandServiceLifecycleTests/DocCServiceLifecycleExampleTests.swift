@@ -4,6 +4,7 @@
     import Tomorrowland
     import TomorrowlandLoop
     import TomorrowlandServiceLifecycle
+    import TomorrowlandTestSupport
 
     /// The sample of the article "Running under swift-service-lifecycle" (and the README's), on an
     /// ephemeral port, without signals, with a client: it echoes, and a graceful shutdown closes
@@ -21,9 +22,9 @@
                 }
             }
             service.addListener(listener)  // at shutdown: stop accepting, flush, close
-            let stopping = EventLog()
+            let stopping = Recorder<String>()
             service.onGracefulShutdown { _ in
-                stopping.append("stopping")
+                stopping.record("stopping")
                 return Promise<Void, NoError>(fulfilled: ())  // or a promise of the work in flight
             }
 
@@ -35,7 +36,7 @@
             #expect(echoed == Array("ping\n".utf8))
             await serviceGroup.triggerGracefulShutdown()
             try await running.value
-            #expect(stopping.entries == ["stopping"])
+            #expect(stopping.values == ["stopping"])
             #expect(await onBlockingThread { client.readToEnd() } == (0, true))
             #expect(group.loops.allSatisfy { $0.isShutdownComplete })
         }

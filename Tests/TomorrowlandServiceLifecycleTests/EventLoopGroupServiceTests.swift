@@ -4,6 +4,7 @@
     import Tomorrowland
     import TomorrowlandLoop
     import TomorrowlandServiceLifecycle
+    import TomorrowlandTestSupport
 
     /// `EventLoopGroupService` in a `ServiceGroup`: the order of a graceful shutdown, the grace
     /// period, cancellation, a shutdown from elsewhere, misuse. Real loops and sockets; real time
@@ -26,27 +27,27 @@
             let service = EventLoopGroupService(group: group, gracePeriod: .seconds(20))
             let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in }
             let port = listener.localPort
-            let events = EventLog()
+            let events = Recorder<String>()
             #expect(service.addListener(listener))
             #expect(
                 service.onGracefulShutdown { _ in
-                    events.append("first hook, listener closed: \(listener.isClosed)")
+                    events.record("first hook, listener closed: \(listener.isClosed)")
                     // Work in flight: it ends on the loop 200 ms later, and the loop still runs it.
                     return loop.sleep(for: .milliseconds(200)).map(on: .loop(loop)) {
                         let refused = BlockingClient.connect(port: port) == nil
-                        events.append("in-flight work finished, new clients refused: \(refused)")
+                        events.record("in-flight work finished, new clients refused: \(refused)")
                     }
                 })
             service.onGracefulShutdown { _ in
-                events.append("second hook")
+                events.record("second hook")
                 return Promise<Void, NoError>(fulfilled: ())
             }
             let serviceGroup = ServiceGroup(services: [service])
             await serviceGroup.triggerGracefulShutdown()
             try await serviceGroup.run()
-            events.append("run returned, loop shut down: \(loop.isShutdownComplete)")
+            events.record("run returned, loop shut down: \(loop.isShutdownComplete)")
             #expect(
-                events.entries == [
+                events.values == [
                     "first hook, listener closed: true",
                     "second hook",
                     "in-flight work finished, new clients refused: true",
@@ -89,11 +90,11 @@
             let group = EventLoopGroup(loopCount: 1)
             let loop = group.loops[0]
             let service = EventLoopGroupService(group: group, gracePeriod: .milliseconds(200))
-            let events = EventLog()
+            let events = Recorder<String>()
             service.onGracefulShutdown { _ in
                 let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
                 resolver.onRequestCancel(on: .immediate) { resolver in
-                    events.append("cancel requested, loop still open: \(!loop.isShutdownComplete)")
+                    events.record("cancel requested, loop still open: \(!loop.isShutdownComplete)")
                     resolver.cancel()
                 }
                 return promise
@@ -103,7 +104,7 @@
             let started = ContinuousClock.now
             try await serviceGroup.run()
             let elapsed = ContinuousClock.now - started
-            #expect(events.entries == ["cancel requested, loop still open: true"])
+            #expect(events.values == ["cancel requested, loop still open: true"])
             #expect(elapsed >= .milliseconds(200))
             // Generous: the grace timer is a `Task.sleep` on the cooperative pool, which the
             // parallel test run can starve for seconds on a loaded 2-core machine (12 s measured
@@ -120,26 +121,26 @@
         @Test func cancellingTheTaskShutsTheLoopsDownWithoutCallingTheHooks() async throws {
             let group = EventLoopGroup(loopCount: 2)
             let service = EventLoopGroupService(group: group, gracePeriod: .seconds(60))
-            let events = EventLog()
+            let events = Recorder<String>()
             service.onGracefulShutdown { _ in
-                events.append("hook called")
+                events.record("hook called")
                 return Promise<Void, NoError>(fulfilled: ())
             }
             let running = Task { try await service.run() }
             running.cancel()
             try await running.value
             #expect(group.loops.allSatisfy { $0.isShutdownComplete })
-            #expect(events.entries.isEmpty)
+            #expect(events.values.isEmpty)
         }
 
         @Test func theServiceGroupsMaximumGracefulShutdownDurationCancelsTheDrain() async throws {
             let group = EventLoopGroup(loopCount: 1)
             let service = EventLoopGroupService(group: group, gracePeriod: .seconds(60))
-            let events = EventLog()
+            let events = Recorder<String>()
             service.onGracefulShutdown { _ in
                 let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
                 resolver.onRequestCancel(on: .immediate) { resolver in
-                    events.append("cancel requested")
+                    events.record("cancel requested")
                     resolver.cancel()
                 }
                 return promise
@@ -152,7 +153,7 @@
             // The escalation to cancellation is no error: the service returns once its loops are down.
             try await serviceGroup.run()
             #expect(ContinuousClock.now - started < .seconds(30))
-            #expect(events.entries == ["cancel requested"])
+            #expect(events.values == ["cancel requested"])
             #expect(group.loops[0].isShutdownComplete)
         }
 
@@ -171,21 +172,21 @@
             let loop = group.loops[0]
             let service = EventLoopGroupService(group: group)
             let late = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in }
-            let events = EventLog()
+            let events = Recorder<String>()
             service.onGracefulShutdown { _ in
                 let hookAccepted = service.onGracefulShutdown { _ in
-                    events.append("late hook called")
+                    events.record("late hook called")
                     return Promise<Void, NoError>(fulfilled: ())
                 }
                 let listenerAccepted = service.addListener(late)
-                events.append(
+                events.record(
                     "late hook: \(hookAccepted), late listener: \(listenerAccepted), closed: \(late.isClosed)")
                 return Promise<Void, NoError>(fulfilled: ())
             }
             let serviceGroup = ServiceGroup(services: [service])
             await serviceGroup.triggerGracefulShutdown()
             try await serviceGroup.run()
-            #expect(events.entries == ["late hook: false, late listener: false, closed: true"])
+            #expect(events.values == ["late hook: false, late listener: false, closed: true"])
         }
 
         @Test func runningTwiceAtOnceThrowsAlreadyRunningThenRunningAgainThrowsAlreadyFinished() async throws {

@@ -5,6 +5,7 @@
     import Tomorrowland
     import TomorrowlandLoop
     import TomorrowlandServiceLifecycle
+    import TomorrowlandTestSupport
 
     /// `EventLoopService`: one loop driven by a thread the service starts, shut down by the
     /// service's graceful shutdown or cancellation.
@@ -30,17 +31,17 @@
         @Test func gracefulShutdownWaitsForTheHookThenShutsTheLoopDown() async throws {
             let service = EventLoopService()
             let loop = service.loop
-            let events = EventLog()
+            let events = Recorder<String>()
             service.onGracefulShutdown { _ in
                 loop.sleep(for: .milliseconds(100)).map(on: .loop(loop)) {
-                    events.append("hook's work ran on the loop: \(loop.inEventLoop)")
+                    events.record("hook's work ran on the loop: \(loop.inEventLoop)")
                 }
             }
             let serviceGroup = ServiceGroup(services: [service])
             await serviceGroup.triggerGracefulShutdown()
             try await serviceGroup.run()
-            events.append("loop shut down: \(loop.isShutdownComplete)")
-            #expect(events.entries == ["hook's work ran on the loop: true", "loop shut down: true"])
+            events.record("loop shut down: \(loop.isShutdownComplete)")
+            #expect(events.values == ["hook's work ran on the loop: true", "loop shut down: true"])
         }
 
         @Test func cancellingTheTaskAtOnceShutsTheLoopDownWhateverTheThreadIsDoing() async throws {

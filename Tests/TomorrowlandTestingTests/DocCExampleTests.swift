@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 // The main code samples of the DocC articles (Sources/*/*.docc), so that the articles stay true.
@@ -112,7 +113,7 @@ struct DocCExampleTests {
         let length = request.map(on: .utility) { $0.count }
             .timeout(on: .utility, delay: .seconds(5))
         resolver.fulfill(with: "hello")
-        await waitUntilResolved(length)
+        _ = await waitForResult(length)
         #expect(length.result?.value == 5)
     }
 
@@ -160,7 +161,7 @@ struct DocCExampleTests {
         #expect(ready.result == .value(42))
         let (done, finished) = Promise<Void, Never>.makeWithResolver()
         computed.tap(on: .immediate) { _ in finished.fulfill(with: ()) }
-        await waitUntilResolved(done)
+        _ = await waitForResult(done)
         #expect(computed.result == .value(42))
     }
 
@@ -168,7 +169,7 @@ struct DocCExampleTests {
     @Test func aCustomExecutorRunsCallbacks() async {
         let executor = CountingExecutor()
         let doubled = Promise<Int, Never>(fulfilled: 21).map(on: .executor(executor)) { $0 * 2 }
-        await waitUntilResolved(doubled)
+        _ = await waitForResult(doubled)
         #expect(doubled.result == .value(42))
         #expect(executor.submissions.load(ordering: .relaxed) == 1)
     }
@@ -208,7 +209,7 @@ struct DocCExampleTests {
             promise.mapResult(on: .immediate) { .value($0) }
         }
         let all = when(fulfilled: outcomes)  // Promise<[PromiseResult<Int, Swift.Error>], NoError>
-        await waitUntilResolved(all)
+        _ = await waitForResult(all)
         let results = all.result?.value
         #expect(results?.count == 3)
         #expect(results?[0].value == 1)
@@ -249,13 +250,5 @@ struct DocCExampleTests {
             // and fails at once; attempt 3 starts 2 s after that.
             #expect(attempts.entries == ["1 at 0.0 seconds", "2 at 6.0 seconds", "3 at 8.0 seconds"])
         }
-    }
-}
-
-/// Waits, without blocking a thread, until `promise` has resolved (or 20 s have passed).
-private func waitUntilResolved<Value, Error>(_ promise: Promise<Value, Error>) async {
-    let deadline = ContinuousClock.now + .seconds(20)
-    while promise.result == nil, ContinuousClock.now < deadline {
-        try? await Task.sleep(for: .milliseconds(1))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// Loop state that is not `Sendable`: a plain class with mutable fields.
@@ -14,31 +15,31 @@ struct LoopIsolationTests {
     @Test func loopBoundStateIsReadAndWrittenInsideTheLoopsWork() throws {
         try withTestLoop { loop in
             let session = LoopBound(Session(), on: loop)
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { session.value.decoded.append("a") }
             loop.submit {
                 session.withValue { $0.stored.append("b") }
                 log.record("\(session.value.decoded) \(session.value.stored)")
             }
             loop.run()
-            #expect(log.events == [#"["a"] ["b"]"#])
+            #expect(log.values == [#"["a"] ["b"]"#])
         }
     }
 
     @Test func loopBoundStateCanBeReplacedOnTheLoop() throws {
         try withTestLoop { loop in
             let counter = LoopBound(0, on: loop)
-            let log = EventLog()
+            let log = Recorder<String>()
             for _ in 0..<3 { loop.submit { counter.value += 1 } }
             loop.submit { log.record("\(counter.value)") }
             loop.run()
-            #expect(log.events == ["3"])
+            #expect(log.values == ["3"])
         }
     }
 
     @Test func isolatedCallbacksRunOnTheLoopWithNonSendableState() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let (promise, resolver) = Promise<String, String>.makeWithResolver()
             loop.submit {
                 let session = Session()  // lives on the loop; captured by non-Sendable closures
@@ -54,15 +55,15 @@ struct LoopIsolationTests {
             }
             loop.run()
             resolver.fulfill(with: "x")
-            #expect(log.events.isEmpty)  // callbacks wait for the loop
+            #expect(log.values.isEmpty)  // callbacks wait for the loop
             loop.run()
-            #expect(log.events == [#"on loop: true, ["x"] ["X"]"#])
+            #expect(log.values == [#"on loop: true, ["x"] ["X"]"#])
         }
     }
 
     @Test func isolatedCatchAlwaysAndFlatMapRunOnTheLoop() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let result = LoopBound<IsolatedPromise<Int, String>?>(nil, on: loop)
             loop.submit {
                 let seen = Session()
@@ -76,24 +77,24 @@ struct LoopIsolationTests {
                 result.value = chain
             }
             loop.run()
-            #expect(log.events == [#"["bad"] on loop: true"#])
+            #expect(log.values == [#"["bad"] on loop: true"#])
             let done = LoopBound<PromiseResult<Int, String>?>(nil, on: loop)
             loop.submit { done.value = result.value?.promise.result }
             loop.run()
             loop.submit { log.record("\(done.value.map { $0 == .error("bad") } ?? false)") }
             loop.run()
-            #expect(log.events.last == "true")
+            #expect(log.values.last == "true")
         }
     }
 
     @Test func anActorPinnedToTheLoopSharesItsIsolationWithLoopWork() async throws {
         try withTestLoop { loop in
             let counter = LoopBoundCounter(loop: loop)
-            let seen = EventLog()
+            let seen = Recorder<String>()
             loop.submit { seen.record("isolating: \(loop.isIsolatingCurrentContext() == true)") }
             loop.submit { seen.record("value: \(counter.valueAssumingIsolation())") }
             loop.run()
-            #expect(seen.events == ["isolating: true", "value: 0"])
+            #expect(seen.values == ["isolating: true", "value: 0"])
             #expect(loop.isIsolatingCurrentContext() == false)
         }
     }

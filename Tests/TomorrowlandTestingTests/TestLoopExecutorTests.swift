@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// An actor whose jobs run on a test loop.
@@ -29,15 +30,15 @@ actor LoopBoundCounter {
 struct TestLoopExecutorTests {
     @Test func aTaskPreferringTheLoopRunsOnlyWhenTheTestDrivesIt() async throws {
         try await withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let task = Task(executorPreference: loop) {
                 log.record("task on loop: \(loop.isCurrent)")
                 return 42
             }
             #expect(loop.readyCount == 1)
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             loop.run()
-            #expect(log.events == ["task on loop: true"])
+            #expect(log.values == ["task on loop: true"])
             #expect(await task.value == 42)
             #expect(loop.pendingWorkCount == 0)
         }
@@ -45,19 +46,19 @@ struct TestLoopExecutorTests {
 
     @Test func jobsShareTheFIFOWithSubmittedClosures() async throws {
         try await withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { log.record("closure before") }
             let task = Task(executorPreference: loop) { log.record("job") }
             loop.submit { log.record("closure after") }
             loop.run()
-            #expect(log.events == ["closure before", "job", "closure after"])
+            #expect(log.values == ["closure before", "job", "closure after"])
             await task.value
         }
     }
 
     @Test func aResumedContinuationComesBackOntoTheLoopAndWaitsForTheNextRun() async throws {
         try await withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let (stream, continuation) = AsyncStream<Int>.makeStream()
             let task = Task(executorPreference: loop) {
                 for await value in stream {
@@ -66,16 +67,16 @@ struct TestLoopExecutorTests {
                 log.record("finished")
             }
             loop.run()  // the task starts and suspends, waiting for the stream
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.pendingWorkCount == 0)
             continuation.yield(1)
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.readyCount == 1)
             loop.run()
-            #expect(log.events == ["got 1 on loop: true"])
+            #expect(log.values == ["got 1 on loop: true"])
             continuation.finish()
             loop.run()
-            #expect(log.events == ["got 1 on loop: true", "finished"])
+            #expect(log.values == ["got 1 on loop: true", "finished"])
             await task.value
         }
     }
@@ -94,7 +95,7 @@ struct TestLoopExecutorTests {
 
     @Test func callingAnActorOnTheLoopIsAHopThatQueuesBehindWorkAlreadySubmitted() async throws {
         try await withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let counter = LoopBoundCounter(loop: loop)
             let task = Task(executorPreference: loop) {
                 log.record("task")
@@ -103,7 +104,7 @@ struct TestLoopExecutorTests {
             }
             loop.submit { log.record("submitted after the task") }
             loop.run()
-            #expect(log.events == ["task", "submitted after the task", "actor ran on loop: true"])
+            #expect(log.values == ["task", "submitted after the task", "actor ran on loop: true"])
             await task.value
         }
     }
@@ -111,7 +112,7 @@ struct TestLoopExecutorTests {
     @Test func assumeIsolatedSucceedsInsideWorkTheLoopRuns() throws {
         try withTestLoop { loop in
             let counter = LoopBoundCounter(loop: loop)
-            let seen = LockedValue<Int?>(nil)
+            let seen = Locked<Int?>(nil)
             loop.submit {
                 let value = counter.valueAssumingIsolation()
                 seen.withLock { $0 = value }
@@ -123,14 +124,14 @@ struct TestLoopExecutorTests {
 
     @Test func aJobStartedByATimerSeesThatTimersVirtualTime() async throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(2)) {
                 Task(executorPreference: loop) { [log, loop] in
                     log.record("job@\(loop.nowInMilliseconds)")
                 }
             }
             loop.advance(by: .seconds(3))
-            #expect(log.events == ["job@2000"])
+            #expect(log.values == ["job@2000"])
         }
     }
 }

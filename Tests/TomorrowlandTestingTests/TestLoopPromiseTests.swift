@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// A promise fulfilled with `value` by a virtual timer `delay` after the loop runs its handler.
@@ -13,7 +14,7 @@ private func fulfilled(_ value: Int, after delay: Duration, on loop: TestLoop) -
 struct TestLoopPromiseTests {
     @Test func runUntilAPromiseAdvancesThroughTimersAndFinishesTheRoundInWhichItResolves() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let promise = fulfilled(7, after: .seconds(5), on: loop)
             let mapped = promise.map(on: .loop(loop)) { value in
                 log.record("mapped \(value)")
@@ -26,22 +27,22 @@ struct TestLoopPromiseTests {
             #expect(loop.now == .seconds(5))
             // As EventLoop finishes its tick: what was due at 5 s ran, the callback the
             // resolution queued included; the timer due at 9 s did not.
-            #expect(log.events == ["timer due with it", "mapped 7"])
+            #expect(log.values == ["timer due with it", "mapped 7"])
             #expect(loop.readyCount == 0)
             #expect(mapped.result == .value(14))
             #expect(loop.timerCount == 1)
             loop.runAll()
-            #expect(log.events.last == "later timer")
+            #expect(log.values.last == "later timer")
         }
     }
 
     @Test func runUntilAnAlreadyResolvedPromiseRunsNothing() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { log.record("ready") }
             let result = try loop.run(until: Promise<Int, String>(fulfilled: 1))
             #expect(result == .value(1))
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.readyCount == 1)
             loop.run()
         }

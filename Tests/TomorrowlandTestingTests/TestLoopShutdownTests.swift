@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// `TestLoop.shutdown()` has the outcomes of `EventLoop.shutdown()`, in the same order: timers
@@ -13,7 +14,7 @@ struct TestLoopShutdownTests {
 
     @Test func shutdownReleasesTimersUnrunThenDrainsReadyWorkAndWhatItSubmitsThenCloses() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let spy = ReleaseSpy()
             _ = loop.schedule(after: .seconds(1)) { [token = spy.token { log.record("timer released") }] in
                 withExtendedLifetime(token) { log.record("timer ran") }
@@ -24,7 +25,7 @@ struct TestLoopShutdownTests {
             }
             #expect(!loop.isShutdownComplete)
             loop.shutdown()
-            #expect(log.events == ["timer released", "A on loop: true", "B, submitted by A"])
+            #expect(log.values == ["timer released", "A on loop: true", "B, submitted by A"])
             #expect(loop.isShutdownComplete)
             #expect(loop.pendingWorkCount == 0)
             #expect(loop.now == .zero)
@@ -33,7 +34,7 @@ struct TestLoopShutdownTests {
 
     @Test func timersScheduledByWorkDuringShutdownAreReleasedWithoutRunning() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit {
                 _ = loop.schedule(after: .zero) { [token = ReleaseSpy().token { log.record("released") }] in
                     withExtendedLifetime(token) { log.record("timer ran") }
@@ -42,7 +43,7 @@ struct TestLoopShutdownTests {
             }
             loop.submit { log.record("next item") }
             loop.shutdown()
-            #expect(log.events == ["scheduled", "released", "next item"])
+            #expect(log.values == ["scheduled", "released", "next item"])
         }
     }
 
@@ -67,7 +68,7 @@ struct TestLoopShutdownTests {
             let retried = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 3, backoff: .fixed(.seconds(3600))
             ) { _ in Promise(rejected: "no") }
-            let seenOnLoop = EventLog()
+            let seenOnLoop = Recorder<String>()
             timedOut.tap(on: .loop(loop)) { seenOnLoop.record("timeout cancelled: \($0.isCancelled)") }
             loop.run()  // arms the timers (the delay's once its upstream's callback ran)
             #expect(loop.timerCount == 4)
@@ -76,7 +77,7 @@ struct TestLoopShutdownTests {
             #expect(delayed.result?.isCancelled == true)
             #expect(later.result?.isCancelled == true)
             #expect(retried.result?.isCancelled == true)
-            #expect(seenOnLoop.events == ["timeout cancelled: true"])
+            #expect(seenOnLoop.values == ["timeout cancelled: true"])
             // The timeout's upstream resolving later changes nothing.
             upstreamResolver.fulfill(with: 2)
             #expect(timedOut.result?.isCancelled == true)
@@ -85,7 +86,7 @@ struct TestLoopShutdownTests {
 
     @Test func shutdownFromInsideTheLoopsWorkFinishesTheItemDrainsAndEndsTheDrivingCall() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(2)) { log.record("timer ran") }
             loop.submit {
                 log.record("A asks for shutdown")
@@ -94,7 +95,7 @@ struct TestLoopShutdownTests {
             }
             loop.submit { log.record("B") }
             loop.advance(by: .seconds(5))
-            #expect(log.events == ["A asks for shutdown", "A goes on: shut down false", "B"])
+            #expect(log.values == ["A asks for shutdown", "A goes on: shut down false", "B"])
             #expect(loop.isShutdownComplete)
             #expect(loop.now == .zero)
         }
@@ -122,21 +123,21 @@ struct TestLoopShutdownTests {
 
     @Test func shutdownAskedFromAnotherThreadWhileTheLoopIsDrivenHappensAfterTheCurrentItem() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit {
                 DispatchQueue.global().sync { loop.shutdown() }
                 log.record("A after the request: shut down \(loop.isShutdownComplete)")
             }
             loop.submit { log.record("B") }
             loop.run()
-            #expect(log.events == ["A after the request: shut down false", "B"])
+            #expect(log.values == ["A after the request: shut down false", "B"])
             #expect(loop.isShutdownComplete)
         }
     }
 
     @Test func workThatKeepsQueueingWorkIsRefusedAfterAThousandRounds() throws {
         try withTestLoop { loop in
-            let ran = LockedValue(0)
+            let ran = Locked(0)
             @Sendable func again() {
                 ran.withLock { $0 += 1 }
                 loop.submit(again)
@@ -150,11 +151,11 @@ struct TestLoopShutdownTests {
 
     @Test func shuttingDownTwiceDoesNothingTheSecondTime() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.shutdown()
             loop.submit { log.record("late") }
             loop.shutdown()
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.isShutdownComplete)
         }
     }
@@ -167,7 +168,7 @@ struct TestLoopShutdownTests {
             let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
             let (otherPromise, otherResolver) = Promise<Int, Never>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = LockedValue(false)
+            let ran = Locked(false)
             let mapped = promise.map(on: .loop(loop)) { [token = spy.token()] value -> Int in
                 withExtendedLifetime(token) { ran.withLock { $0 = true } }
                 return value + 1
@@ -189,7 +190,7 @@ struct TestLoopShutdownTests {
         try withTestLoop { loop in
             let (promise, resolver) = Promise<Int, String>.makeWithResolver()
             let spy = ReleaseSpy()
-            let ran = LockedValue(0)
+            let ran = Locked(0)
             promise.tap(on: .loop(loop)) { [token = spy.token()] _ in
                 withExtendedLifetime(token) { ran.withLock { $0 += 1 } }
             }
@@ -231,7 +232,7 @@ struct TestLoopShutdownTests {
         try withTestLoop { loop in
             loop.shutdown()
             let spy = ReleaseSpy()
-            let ran = LockedValue(false)
+            let ran = Locked(false)
             loop.submit { [token = spy.token()] in withExtendedLifetime(token) { ran.withLock { $0 = true } } }
             #expect(spy.releasedCount == 1)
             #expect(loop.readyCount == 0)
@@ -270,7 +271,7 @@ struct TestLoopShutdownTests {
     @Test func aConcurrencyJobSubmittedAfterShutdownIsDropped() throws {
         try withTestLoop { loop in
             loop.shutdown()
-            let started = LockedValue(false)
+            let started = Locked(false)
             _ = Task(executorPreference: loop) { started.withLock { $0 = true } }
             // The job is refused on the submitting thread, inside `Task.init`.
             #expect(loop.readyCount == 0)

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// `TestLoop.storeTimer(_:after:)`: the test loop keeps promise timers in its virtual timers as
@@ -10,7 +11,7 @@ import TomorrowlandTesting
 struct TestLoopStoredTimerTests {
     @Test func storedTimersFireInSchedulingOrderWithOtherTimersOfTheSameDeadline() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(1)) { log.record("closure 1") }
             let first = loop.storeTimer(LoggingTimer("stored 1", log, loop: loop), after: .seconds(1))
             _ = loop.schedule(after: .seconds(1)) { log.record("closure 2") }
@@ -19,7 +20,7 @@ struct TestLoopStoredTimerTests {
             #expect(loop.pendingWorkCount == 4)
             loop.advance(by: .seconds(1))
             #expect(
-                log.events == [
+                log.values == [
                     "closure 1", "stored 1 fired at 1.0 seconds", "closure 2", "stored 2 fired at 1.0 seconds",
                 ])
         }
@@ -27,7 +28,7 @@ struct TestLoopStoredTimerTests {
 
     @Test func cancellingFromAnyThreadRemovesTheTimerAndReleasesItAtOnce() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let spy = ReleaseSpy()
             let id = loop.storeTimer(LoggingTimer("stored", log, token: spy.token()), after: .seconds(1))
             #expect(id != nil)
@@ -35,18 +36,18 @@ struct TestLoopStoredTimerTests {
             #expect(spy.releasedCount == 1)
             #expect(loop.pendingWorkCount == 0)
             loop.advance(by: .seconds(2))
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
         }
     }
 
     @Test func shutdownReleasesPendingStoredTimersUnrunAndLaterOnesAreNotStored() throws {
         let loop = TestLoop()
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = loop.storeTimer(LoggingTimer("stored", log), after: .seconds(1))
         loop.shutdown()
-        #expect(log.events == ["stored released"])
+        #expect(log.values == ["stored released"])
         #expect(loop.storeTimer(LoggingTimer("late", log), after: .seconds(1)) == nil)
-        #expect(log.events == ["stored released"])
+        #expect(log.values == ["stored released"])
     }
 
     @Test func aTimeoutOnTheLoopIsOneStoredTimerThatItsUpstreamRemovesAtOnce() throws {
@@ -66,11 +67,11 @@ struct TestLoopStoredTimerTests {
 /// A stored timer that logs its calls with the loop's virtual time.
 private final class LoggingTimer: PromiseTimerJob {
     let name: String
-    let log: EventLog
+    let log: Recorder<String>
     let loop: TestLoop?
     let token: ReleaseSpy.Token?
 
-    init(_ name: String, _ log: EventLog, loop: TestLoop? = nil, token: ReleaseSpy.Token? = nil) {
+    init(_ name: String, _ log: Recorder<String>, loop: TestLoop? = nil, token: ReleaseSpy.Token? = nil) {
         self.name = name
         self.log = log
         self.loop = loop

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("TestLoop")
@@ -10,36 +11,36 @@ struct TestLoopTests {
 
     @Test func theClockStartsAtZeroAndNothingRunsUntilTheTestDrivesTheLoop() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { log.record("submitted") }
             _ = loop.schedule(after: .zero) { log.record("zero timer") }
             #expect(loop.now == .zero)
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.readyCount == 1)
             #expect(loop.timerCount == 1)
             #expect(loop.pendingWorkCount == 2)
             loop.run()
-            #expect(log.events == ["submitted", "zero timer"])
+            #expect(log.values == ["submitted", "zero timer"])
             #expect(loop.pendingWorkCount == 0)
         }
     }
 
     @Test func workSubmittedFromTheLoopRunsAfterTheCurrentItemNotInsideTheCall() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit {
                 loop.submit { log.record("inner") }
                 log.record("outer, after submitting")
             }
             loop.submit { log.record("second") }
             loop.run()
-            #expect(log.events == ["outer, after submitting", "second", "inner"])
+            #expect(log.values == ["outer, after submitting", "second", "inner"])
         }
     }
 
     @Test func runRunsReadyWorkInFIFOOrderIncludingWhatItSubmits() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             for index in 0..<3 {
                 loop.submit {
                     log.record("\(index)")
@@ -47,21 +48,21 @@ struct TestLoopTests {
                 }
             }
             loop.run()
-            #expect(log.events == ["0", "1", "2", "0.a", "1.a", "2.a"])
+            #expect(log.values == ["0", "1", "2", "0.a", "1.a", "2.a"])
             #expect(loop.readyCount == 0)
         }
     }
 
     @Test func runNeitherMovesTheClockNorFiresLaterTimers() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .nanoseconds(1)) { log.record("1 ns") }
             loop.run()
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.now == .zero)
             #expect(loop.nextTimerDeadline == .nanoseconds(1))
             loop.advance(by: .nanoseconds(1))
-            #expect(log.events == ["1 ns"])
+            #expect(log.values == ["1 ns"])
         }
     }
 
@@ -69,20 +70,20 @@ struct TestLoopTests {
 
     @Test func advanceFiresTimersInDeadlineOrderAndEqualDeadlinesInSchedulingOrder() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(3)) { log.record("3s") }
             _ = loop.schedule(after: .seconds(1)) { log.record("1s first") }
             _ = loop.schedule(after: .seconds(2)) { log.record("2s") }
             _ = loop.schedule(after: .seconds(1)) { log.record("1s second") }
             _ = loop.schedule(after: .seconds(1)) { log.record("1s third") }
             loop.advance(by: .seconds(3))
-            #expect(log.events == ["1s first", "1s second", "1s third", "2s", "3s"])
+            #expect(log.values == ["1s first", "1s second", "1s third", "2s", "3s"])
         }
     }
 
     @Test func advanceSetsNowToEachTimersDeadlineBeforeRunningItThenToTheTarget() throws {
         try withTestLoop { loop in
-            let seen = LockedValue<[Duration]>([])
+            let seen = Locked<[Duration]>([])
             for milliseconds in [30, 10, 20] {
                 _ = loop.schedule(after: .milliseconds(milliseconds)) {
                     let now = loop.now
@@ -100,7 +101,7 @@ struct TestLoopTests {
 
     @Test func workSubmittedOrScheduledByTimersRunsInTheSameCallAtTheVirtualTimeItWasMeantFor() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(1)) {
                 log.record("timer@\(loop.nowInMilliseconds)")
                 loop.submit { log.record("submitted@\(loop.nowInMilliseconds)") }
@@ -108,18 +109,18 @@ struct TestLoopTests {
                 _ = loop.schedule(after: .seconds(10)) { log.record("10s later@\(loop.nowInMilliseconds)") }
             }
             loop.advance(by: .seconds(5))
-            #expect(log.events == ["timer@1000", "submitted@1000", "2s later@3000"])
+            #expect(log.values == ["timer@1000", "submitted@1000", "2s later@3000"])
             #expect(loop.now == .seconds(5))
             #expect(loop.timerCount == 1)
             #expect(loop.nextTimerDeadline == .seconds(11))
             loop.advance(to: .seconds(11))
-            #expect(log.events.last == "10s later@11000")
+            #expect(log.values.last == "10s later@11000")
         }
     }
 
     @Test func workDueAtTheSameInstantRunsAfterWhatWasAlreadyDueThen() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(1)) {
                 log.record("A")
                 loop.submit { log.record("submitted by A") }
@@ -127,56 +128,56 @@ struct TestLoopTests {
             }
             _ = loop.schedule(after: .seconds(1)) { log.record("B") }
             loop.advance(by: .seconds(1))
-            #expect(log.events == ["A", "B", "submitted by A", "zero timer from A"])
+            #expect(log.values == ["A", "B", "submitted by A", "zero timer from A"])
         }
     }
 
     @Test func readyWorkRunsBeforeTheClockMoves() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: .seconds(1)) { log.record("timer@\(loop.nowInMilliseconds)") }
             loop.submit { log.record("ready@\(loop.nowInMilliseconds)") }
             loop.advance(by: .seconds(2))
-            #expect(log.events == ["ready@0", "timer@1000"])
+            #expect(log.values == ["ready@0", "timer@1000"])
         }
     }
 
     @Test func aNegativeDelayMeansNowAndRunsAfterWorkAlreadyDue() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.advance(by: .seconds(1))
             loop.submit { log.record("ready") }
             _ = loop.schedule(after: .seconds(-5)) { log.record("negative@\(loop.nowInMilliseconds)") }
             #expect(loop.nextTimerDeadline == .seconds(1))
             loop.run()
-            #expect(log.events == ["ready", "negative@1000"])
+            #expect(log.values == ["ready", "negative@1000"])
         }
     }
 
     @Test func advancingByZeroIsRun() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { log.record("ready") }
             loop.advance(by: .zero)
-            #expect(log.events == ["ready"])
+            #expect(log.values == ["ready"])
             #expect(loop.now == .zero)
         }
     }
 
     @Test func subNanosecondDelaysRoundUpSoTimersNeverFireEarly() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             _ = loop.schedule(after: Duration(secondsComponent: 0, attosecondsComponent: 1)) { log.record("fired") }
             loop.run()
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             loop.advance(by: .nanoseconds(1))
-            #expect(log.events == ["fired"])
+            #expect(log.values == ["fired"])
         }
     }
 
     @Test func runAllDrainsEveryTimerAndStopsTheClockAtTheLastDeadline() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             loop.submit { log.record("ready@\(loop.nowInMilliseconds)") }
             _ = loop.schedule(after: .seconds(2)) {
                 log.record("2s@\(loop.nowInMilliseconds)")
@@ -185,7 +186,7 @@ struct TestLoopTests {
             }
             _ = loop.schedule(after: .seconds(1)) { log.record("1s@\(loop.nowInMilliseconds)") }
             loop.runAll()
-            #expect(log.events == ["ready@0", "1s@1000", "2s@2000", "submitted@2000", "chained@5000"])
+            #expect(log.values == ["ready@0", "1s@1000", "2s@2000", "submitted@2000", "chained@5000"])
             #expect(loop.now == .seconds(5))
             #expect(loop.pendingWorkCount == 0)
         }
@@ -195,7 +196,7 @@ struct TestLoopTests {
 
     @Test func cancelledTimersNeverRunAndTheirWorkIsReleasedAtOnce() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let spy = ReleaseSpy()
             var handles: [any PromiseScheduledWork] = []
             for index in 0..<6 {
@@ -210,14 +211,14 @@ struct TestLoopTests {
             #expect(spy.releasedCount == 2)
             #expect(loop.timerCount == 4)
             loop.advance(by: .seconds(10))
-            #expect(log.events == ["0", "2", "3", "5"])
+            #expect(log.values == ["0", "2", "3", "5"])
             #expect(spy.releasedCount == 6)
         }
     }
 
     @Test func cancellingTwiceOrAfterTheTimerRanDoesNothing() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let ran = loop.schedule(after: .seconds(1)) { log.record("ran") }
             let other = loop.schedule(after: .seconds(2)) { log.record("other") }
             loop.advance(by: .seconds(1))
@@ -225,29 +226,29 @@ struct TestLoopTests {
             ran.cancel()
             #expect(loop.timerCount == 1)
             loop.advance(by: .seconds(1))
-            #expect(log.events == ["ran", "other"])
+            #expect(log.values == ["ran", "other"])
             other.cancel()
         }
     }
 
     @Test func aTimerCanCancelALaterTimerMidFlight() throws {
         try withTestLoop { loop in
-            let log = EventLog()
-            let later = LockedValue<(any PromiseScheduledWork)?>(nil)
+            let log = Recorder<String>()
+            let later = Locked<(any PromiseScheduledWork)?>(nil)
             _ = loop.schedule(after: .seconds(1)) {
                 log.record("first")
                 later.withLock { $0 }?.cancel()
             }
             later.withLock { $0 = loop.schedule(after: .seconds(1)) { log.record("same deadline, cancelled") } }
             loop.advance(by: .seconds(2))
-            #expect(log.events == ["first"])
+            #expect(log.values == ["first"])
             #expect(loop.pendingWorkCount == 0)
         }
     }
 
     @Test func cancellingReleasesTheWorkOutsideTheLoopsLockSoItsDeinitializersMayUseTheLoop() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let spy = ReleaseSpy()
             let token = spy.token { loop.submit { log.record("submitted from a deinitializer") } }
             let handle = loop.schedule(after: .seconds(1)) { withExtendedLifetime(token) {} }
@@ -255,19 +256,19 @@ struct TestLoopTests {
             handle.cancel()  // would deadlock if the work were released under the lock
             #expect(spy.releasedCount == 1)
             loop.run()
-            #expect(log.events == ["submitted from a deinitializer"])
+            #expect(log.values == ["submitted from a deinitializer"])
         }
     }
 
     @Test func workThatRanIsReleasedOutsideTheLoopsLockToo() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let spy = ReleaseSpy()
             let token = spy.token { loop.submit { log.record("after release") } }
             loop.submit { withExtendedLifetime(token) { log.record("ran") } }
             _ = consume token
             loop.run()
-            #expect(log.events == ["ran", "after release"])
+            #expect(log.values == ["ran", "after release"])
             #expect(spy.releasedCount == 1)
         }
     }
@@ -289,7 +290,7 @@ struct TestLoopTests {
     @Test func isCurrentIsTrueOnlyInsideWorkTheLoopRuns() throws {
         try withTestLoop { loop in
             try withTestLoop { other in
-                let seen = LockedValue<[String: Bool]>([:])
+                let seen = Locked<[String: Bool]>([:])
                 loop.submit { seen.withLock { $0["submitted"] = loop.isCurrent } }
                 _ = loop.schedule(after: .seconds(1)) {
                     let current = loop.isCurrent
@@ -334,9 +335,9 @@ struct TestLoopTests {
     /// with the virtual time at which each step ran.
     private static func scenario() throws -> [String] {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             @Sendable func record(_ label: String) { log.record("\(loop.nowInMilliseconds):\(label)") }
-            let toCancel = LockedValue<[String: any PromiseScheduledWork]>([:])
+            let toCancel = Locked<[String: any PromiseScheduledWork]>([:])
 
             loop.submit {
                 record("a")
@@ -374,7 +375,7 @@ struct TestLoopTests {
             record("after advance to 15")
             loop.runAll()
             record("after runAll")
-            return log.events
+            return log.values
         }
     }
 
@@ -400,7 +401,7 @@ struct TestLoopTests {
 
     @Test func submissionsFromOtherThreadsWaitForTheTestToDriveTheLoop() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let threads = 4
             let perThread = 1_000
             DispatchQueue.concurrentPerform(iterations: threads) { thread in
@@ -411,10 +412,10 @@ struct TestLoopTests {
                     }
                 }
             }
-            #expect(log.events.isEmpty)
+            #expect(log.values.isEmpty)
             #expect(loop.readyCount == threads * perThread)
             loop.run()
-            let events = log.events
+            let events = log.values
             #expect(events.count == threads * perThread)
             for thread in 0..<threads {
                 // Each thread's submissions keep their order.
@@ -422,14 +423,14 @@ struct TestLoopTests {
                 #expect(own == (0..<perThread).map { "\(thread):\($0)" })
             }
             loop.advance(by: .seconds(1))
-            #expect(log.events.count == threads * perThread + threads * perThread / 100)
+            #expect(log.values.count == threads * perThread + threads * perThread / 100)
             #expect(loop.pendingWorkCount == 0)
         }
     }
 
     @Test func timersCanBeCancelledFromAnotherThread() throws {
         try withTestLoop { loop in
-            let log = EventLog()
+            let log = Recorder<String>()
             let handles = (0..<100).map { index in
                 loop.schedule(after: .seconds(1)) { log.record("\(index)") }
             }
@@ -440,7 +441,7 @@ struct TestLoopTests {
             }
             #expect(loop.timerCount == 50)
             loop.advance(by: .seconds(1))
-            #expect(log.events == stride(from: 0, to: 100, by: 2).map { "\($0)" })
+            #expect(log.values == stride(from: 0, to: 100, by: 2).map { "\($0)" })
         }
     }
 }

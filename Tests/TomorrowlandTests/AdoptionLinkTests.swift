@@ -1,4 +1,5 @@
 import Testing
+import TomorrowlandTestSupport
 
 @testable import Tomorrowland
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("Promise(on:…after:)")
@@ -57,7 +58,7 @@ struct AfterInitializerTests {
     @Test func aCancelRequestReleasesTheValueLongBeforeTheDeadline() throws {
         try withTestLoop { loop in
             var payload: TimeTestPayload? = TimeTestPayload(1)
-            let watch = TimeTestWeak(payload!)
+            let watch = WeakReference(payload!)
             let promise = Promise<TimeTestPayload, String>(on: .loop(loop), fulfilled: payload!, after: 60)
             payload = nil
             #expect(watch.object != nil)
@@ -68,7 +69,7 @@ struct AfterInitializerTests {
 
     @Test func aCancelRequestReleasesTheValueOnADispatchTimerToo() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let promise = Promise<TimeTestPayload, String>(on: .utility, fulfilled: payload!, after: 1)
         payload = nil
         promise.requestCancel()
@@ -79,7 +80,7 @@ struct AfterInitializerTests {
 
     @Test func theTimerKeepsThePromiseAliveForItsCallbacks() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             _ = Promise<Int, String>(on: .loop(loop), fulfilled: 1, after: 1).then(on: .immediate) { value in
                 events.record("value \(value)")
             }
@@ -92,7 +93,7 @@ struct AfterInitializerTests {
         // Off the main thread, `.auto` is `.default`: the timer is a Dispatch timer.
         let promise = Promise<Int, String>(on: .immediate, fulfilled: 1, after: 0.01)
         #expect(promise.result == nil)
-        #expect(waitForResult(promise) == .value(1))
+        #expect(blockingResult(of: promise) == .value(1))
     }
 
     @Test func nowOrMeansTheWrappedContext() throws {
@@ -108,7 +109,7 @@ struct AfterInitializerTests {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.isSuspended = true
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let promise = Promise<Int, String>(on: .operationQueue(queue), fulfilled: 1, after: 0.05)
         promise.tap(on: .immediate) { _ in events.record("promise") }
         queue.addOperation { events.record("added later") }

@@ -1,4 +1,5 @@
 import Testing
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @testable import Tomorrowland

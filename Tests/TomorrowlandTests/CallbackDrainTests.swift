@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// The callback drain: a resolution that resolves further promises inline runs their callbacks
 /// depth-first, resuming each interrupted list afterwards, however deep the nesting (J2).

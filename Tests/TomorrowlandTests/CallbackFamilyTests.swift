@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Every callback family against the three outcomes, with no token, a valid token, and a token
 /// invalidated between registration and resolution (the callback outcome

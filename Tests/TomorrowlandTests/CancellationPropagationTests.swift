@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Automatic cancellation propagation: observer counting and sealing (D1, D2), which methods
 /// propagate (D3), `tap` (D4), `onCancel` (D5), `ignoringCancel` (D6), `makeChild` (D7),

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Several threads racing resolution, registration, cancel requests and invalidation (B1, K1–K3;
 /// issue 6, "stress test"). Each test is bounded to a few seconds and must be clean under

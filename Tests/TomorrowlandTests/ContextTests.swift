@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Where callbacks run: each Dispatch context, `.operationQueue`, `.immediate` (B5),
 /// `.executor` with a test executor, `.main` chaining (B6), and ordering (B2, J2).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("delay")
@@ -77,7 +78,7 @@ struct DelayTests {
 
     @Test func aCancelRequestPropagatesToTheUpstreamAsAnObserver() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (delayed, resolver) = sealedUpstream(requests: requests, cancels: true) {
                 $0.delay(on: .loop(loop), 3)
             }
@@ -91,7 +92,7 @@ struct DelayTests {
 
     @Test func callbacksOfTheDelayedPromiseRunAfterTheTimerOnTheirOwnContext() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             let delayed = Promise<Int, String>(fulfilled: 1).delay(on: .loop(loop), 1)
             _ = delayed.then(on: .loop(loop)) { value in events.record("then \(value) at \(loop.now)") }
             loop.advance(by: .seconds(1))
@@ -109,13 +110,13 @@ struct DelayTests {
         queue.addOperation {}
         resolver.fulfill(with: 6)
         queue.isSuspended = false
-        #expect(waitForResult(delayed) == .value(6))
+        #expect(blockingResult(of: delayed) == .value(6))
     }
 
     @Test func aDelayOnADispatchQueueWaitsInRealTime() {
         let start = DispatchTime.now()
         let delayed = Promise<Int, String>(fulfilled: 2).delay(on: .utility, 0.05)
-        #expect(waitForResult(delayed) == .value(2))
+        #expect(blockingResult(of: delayed) == .value(2))
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         #expect(elapsed >= 0.05)
     }

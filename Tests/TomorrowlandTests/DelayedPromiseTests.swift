@@ -2,12 +2,13 @@ import Dispatch
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("DelayedPromise")
 struct DelayedPromiseTests {
     @Test func theHandlerRunsOnlyWhenThePromiseIsFirstAccessed() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let delayed = DelayedPromise<Int, String>(on: .immediate) { resolver in
             events.record("handler, isExecutingNow \(PromiseContext.isExecutingNow)")
             resolver.fulfill(with: 1)
@@ -22,7 +23,7 @@ struct DelayedPromiseTests {
 
     @Test func nowOrStartsTheHandlerAsynchronouslyOnTheWrappedContext() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             let delayed = DelayedPromise<Int, String>(on: .nowOr(.loop(loop))) { resolver in
                 events.record("handler")
                 resolver.fulfill(with: 2)
@@ -47,7 +48,7 @@ struct DelayedPromiseTests {
 
     @Test func theHandlerIsReleasedAfterItRuns() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let delayed = DelayedPromise<Int, String>(on: .immediate) { [payload] resolver in
             resolver.fulfill(with: payload!.number)
         }
@@ -58,9 +59,9 @@ struct DelayedPromiseTests {
     }
 
     @Test func droppingAnUnaccessedDelayedPromiseReleasesTheHandlerWithoutRunningIt() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         do {
             let delayed = DelayedPromise<Int, String>(on: .immediate) { [payload] _ in
                 events.record("ran \(payload!.number)")
@@ -74,8 +75,8 @@ struct DelayedPromiseTests {
     }
 
     @Test func theDelayedPromiseIsAHandleSoItKeepsThePromiseFromAutomaticCancellation() {
-        let requests = TimeTestRecorder<String>()
-        let outcome = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
+        let outcome = Recorder<String>()
         var delayed: DelayedPromise<Int, String>? = DelayedPromise(on: .immediate) { resolver in
             resolver.onRequestCancel(on: .immediate) { resolver in
                 requests.record("cancel requested")

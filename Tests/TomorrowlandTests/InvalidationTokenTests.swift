@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseInvalidationToken`: generations (E1–E4), cancel-on-invalidate (E5), pruning (E6),
 /// chaining (E7), identity (E8) and the description format (§1.5).

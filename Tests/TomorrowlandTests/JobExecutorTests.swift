@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Executors that take promise callbacks as jobs (`submit(job:)`) and run them later themselves,
 /// as the event loop and the test loop do.

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `.nowOr(_:)` and the `PromiseContext.isExecutingNow` matrix (B3, B4, A5; seed README v1.2.0
 /// and v1.3.0 notes).

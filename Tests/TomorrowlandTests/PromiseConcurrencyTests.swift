@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// A promise whose cancel requests are recorded and honoured, and its resolver.
@@ -351,15 +352,4 @@ struct PromiseAsyncOperationTests {
             #expect(released)
         }
     }
-}
-
-/// Yields until `condition` holds, for at most ten seconds (a generous bound for a task's
-/// teardown on a loaded machine).
-private func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
 }

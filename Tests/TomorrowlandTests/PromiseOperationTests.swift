@@ -3,12 +3,13 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("PromiseOperation")
 struct PromiseOperationTests {
     @Test func thePromiseIsAvailableAtOnceAndPendingUntilTheOperationStarts() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
             events.record("handler")
             resolver.fulfill(with: 1)
@@ -38,7 +39,7 @@ struct PromiseOperationTests {
     }
 
     @Test func theOperationIsFinishedBeforeAnyOtherObserverRuns() {
-        let seen = TimeTestRecorder<String>()
+        let seen = Recorder<String>()
         let operation = PromiseOperation<Int, String>(on: .immediate) { resolver in
             resolver.fulfill(with: 1)
         }
@@ -59,7 +60,7 @@ struct PromiseOperationTests {
 
     @Test func theHandlerRunsOnTheContextWithAnAsynchronousTrigger() throws {
         try withTestLoop { loop in
-            let events = TimeTestRecorder<String>()
+            let events = Recorder<String>()
             let operation = PromiseOperation<Int, String>(on: .nowOr(.loop(loop))) { resolver in
                 events.record("handler")
                 resolver.fulfill(with: 3)
@@ -73,7 +74,7 @@ struct PromiseOperationTests {
     }
 
     @Test func aCancelBeforeTheStartLeavesThePromisePendingUntilTheStartThenCancelsItWithoutRunningTheHandler() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let operation = PromiseOperation<Int, String>(on: .immediate) { _ in events.record("handler") }
         operation.cancel()
         #expect(operation.isCancelled)
@@ -102,7 +103,7 @@ struct PromiseOperationTests {
     }
 
     @Test func droppingAnOperationThatNeverStartedCancelsThePromise() {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         var promise: Promise<Int, String>?
         do {
             let operation = PromiseOperation<Int, String>(on: .immediate) { _ in events.record("handler") }
@@ -114,7 +115,7 @@ struct PromiseOperationTests {
 
     @Test func theHandlerIsReleasedAfterItRuns() {
         var payload: TimeTestPayload? = TimeTestPayload(1)
-        let watch = TimeTestWeak(payload!)
+        let watch = WeakReference(payload!)
         let operation = PromiseOperation<Int, String>(on: .immediate) { [payload] resolver in
             resolver.fulfill(with: payload!.number)
         }
@@ -126,8 +127,8 @@ struct PromiseOperationTests {
 
     @Test func onAQueueDependantsWaitForThePromiseNotForTheHandler() {
         let queue = OperationQueue()
-        let events = TimeTestRecorder<String>()
-        let resolverSlot = LockedValue<Promise<Int, String>.Resolver?>(nil)
+        let events = Recorder<String>()
+        let resolverSlot = Locked<Promise<Int, String>.Resolver?>(nil)
         let first = PromiseOperation<Int, String>(on: .immediate) { resolver in
             resolverSlot.withLock { $0 = resolver }
             events.record("handler returned")
@@ -157,7 +158,7 @@ struct PromiseOperationTests {
                 if index == 0 { operation.start() } else { operation.cancel() }
             }
             // Either way the promise ends cancelled and the handler ran at most once.
-            #expect(waitForResult(operation.promise) == .cancelled)
+            #expect(blockingResult(of: operation.promise) == .cancelled)
             #expect(ran.load(ordering: .relaxed) <= 1)
             #expect(operation.isFinished)
         }
@@ -185,14 +186,14 @@ struct PromiseOperationTests {
         queue.waitUntilAllOperationsAreFinished()
         #expect(ran.load(ordering: .relaxed) == 0)
         for operation in operations {
-            #expect(waitForResult(operation.promise) == .cancelled)
+            #expect(blockingResult(of: operation.promise) == .cancelled)
         }
     }
 
     @Test func aQueueStartsACancelledOperationAndThePromiseIsCancelled() {
         let queue = OperationQueue()
         queue.isSuspended = true
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let operation = PromiseOperation<Int, String>(on: .immediate) { _ in events.record("handler") }
         queue.addOperation(operation)
         operation.cancel()

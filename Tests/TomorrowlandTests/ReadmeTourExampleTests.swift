@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 // The README's `loadGreeting()`, at file scope as in the README's top-level code: a local function
 // would not be `@Sendable`.
@@ -21,8 +22,8 @@ struct ReadmeTourExampleTests {
             resolver.fulfill(with: try loadGreeting())  // a throw rejects the promise
         }
 
-        await waitUntilResolved(printed)
-        await waitUntilResolved(greeting)
+        _ = await waitForResult(printed)
+        _ = await waitForResult(greeting)
         #expect(printed.result == .value(42))
         #expect(greeting.result?.value == "hello")
     }
@@ -49,13 +50,5 @@ struct ReadmeTourExampleTests {
 
         #expect(doubled.result == .cancelled)
         #expect(length.result == .cancelled)
-    }
-
-    /// Waits, without blocking a thread, until `promise` has resolved (or 20 s have passed).
-    private func waitUntilResolved<Value, Error>(_ promise: Promise<Value, Error>) async {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while promise.result == nil, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
     }
 }

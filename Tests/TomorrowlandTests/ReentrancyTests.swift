@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Callbacks that re-enter the library while it dispatches (K2): registering on the promise
 /// being resolved, requesting cancellation, invalidating tokens, resolving other promises.

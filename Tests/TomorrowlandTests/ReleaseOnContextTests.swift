@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Callback lifetimes: an invoked (or token-suppressed) callback is released on its context
 /// (B7); every callback, `onRequestCancel` ones included, is released once the promise resolves

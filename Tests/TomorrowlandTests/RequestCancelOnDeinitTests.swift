@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `requestCancelOnDeinit` (L4) on Linux: exact for `PromiseLifetimeOwner` objects, within
 /// `DeinitWatcher.sweepInterval` for any other object.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `Promise.Resolver` and promise creation: first-wins resolution (A2), adopting another
 /// promise (A7), cancel requests (A8, C1–C3), `handleCallback` (L1), dropped resolvers (A3) and

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("retry")
@@ -9,7 +10,7 @@ struct RetryTests {
     /// An attempt function that fails `failures` times, then succeeds with the attempt number,
     /// recording each start with the virtual time.
     private func flaky(
-        failures: Int, loop: TestLoop, log: TimeTestRecorder<String>
+        failures: Int, loop: TestLoop, log: Recorder<String>
     ) -> @Sendable (Int) -> Promise<Int, String> {
         { attempt in
             log.record("attempt \(attempt) at \(loop.now)")
@@ -19,7 +20,7 @@ struct RetryTests {
 
     @Test func retriesAfterTheFixedBackoffUntilAnAttemptSucceeds() throws {
         try withTestLoop { loop in
-            let log = TimeTestRecorder<String>()
+            let log = Recorder<String>()
             let promise = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)), flaky(failures: 2, loop: loop, log: log))
             loop.run()
@@ -32,7 +33,7 @@ struct RetryTests {
 
     @Test func rejectsWithTheLastErrorOnceTheAttemptsAreUsedUp() throws {
         try withTestLoop { loop in
-            let log = TimeTestRecorder<String>()
+            let log = Recorder<String>()
             let promise = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 3, backoff: .fixed(.seconds(1)), flaky(failures: 10, loop: loop, log: log))
             loop.advance(by: .seconds(10))
@@ -58,7 +59,7 @@ struct RetryTests {
 
     @Test func theExponentialBackoffDoublesUpToItsCap() throws {
         try withTestLoop { loop in
-            let log = TimeTestRecorder<String>()
+            let log = Recorder<String>()
             let promise = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 6,
                 backoff: .exponential(initial: .milliseconds(100), maximum: .milliseconds(500)),
@@ -90,7 +91,7 @@ struct RetryTests {
 
     @Test func shouldRetryCanStopEarly() throws {
         try withTestLoop { loop in
-            let log = TimeTestRecorder<String>()
+            let log = Recorder<String>()
             let promise = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1)),
                 shouldRetry: { $0 != "failure 2" }, flaky(failures: 10, loop: loop, log: log))
@@ -115,7 +116,7 @@ struct RetryTests {
 
     @Test func aCancelRequestDuringTheWaitCancelsAtOnceAndStopsTheTimer() throws {
         try withTestLoop { loop in
-            let log = TimeTestRecorder<String>()
+            let log = Recorder<String>()
             let promise = Promise<Int, String>.retry(
                 on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(60)), flaky(failures: 10, loop: loop, log: log))
             loop.run()
@@ -130,10 +131,10 @@ struct RetryTests {
 
     @Test func aCancelRequestDuringAnAttemptReachesThatAttemptAndNoOtherStarts() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let count = Atomic<Int>(0)
             // The resolvers keep the attempts' storage alive, as the work behind them would.
-            let resolvers = TimeTestRecorder<UnsafeSendable<Promise<Int, String>.Resolver>>()
+            let resolvers = Recorder<UnsafeSendable<Promise<Int, String>.Resolver>>()
             let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 5, backoff: .fixed(.seconds(1))) {
                 attempt in
                 count.add(1, ordering: .relaxed)
@@ -156,7 +157,7 @@ struct RetryTests {
 
     @Test func aValueThatArrivesDespiteACancelRequestIsKept() throws {
         try withTestLoop { loop in
-            let slot = LockedValue<Promise<Int, String>.Resolver?>(nil)
+            let slot = Locked<Promise<Int, String>.Resolver?>(nil)
             let promise = Promise<Int, String>.retry(on: .loop(loop), attempts: 3) { _ in
                 let (attempt, resolver) = Promise<Int, String>.makeWithResolver()
                 slot.withLock { $0 = resolver }
@@ -177,7 +178,7 @@ struct RetryTests {
             count.add(1, ordering: .relaxed)
             return attempt < 3 ? Promise(rejected: "no") : Promise(fulfilled: attempt)
         }
-        #expect(waitForResult(promise) == .value(3))
+        #expect(blockingResult(of: promise) == .value(3))
         #expect(count.load(ordering: .relaxed) == 3)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseExecutor.scheduleSelfGuarded(after:_:)`: the promise timers arm with it, and their
 /// work does nothing when it starts after its timer was cancelled (the race an executor that
@@ -52,26 +53,29 @@ struct SelfGuardedTimerTests {
 
 /// Arms timers with the self-guarded form and, like an executor whose `cancel()` races the start
 /// of the work on another thread, keeps the work after a cancel, so that a test can start it.
-private final class RacingTimerExecutor: PromiseExecutor, @unchecked Sendable {
-    // Invariant: every `var` is only touched with `lock` held; closures run outside it.
-    private let lock = NSLock()
-    private var recorded: [String] = []
-    private var submitted: [@Sendable () -> Void] = []
-    private var kept: [@Sendable () -> Void] = []
+private final class RacingTimerExecutor: PromiseExecutor, Sendable {
+    private struct State {
+        var recorded: [String] = []
+        var submitted: [@Sendable () -> Void] = []
+        var kept: [@Sendable () -> Void] = []
+    }
 
-    var events: [String] { lock.withLock { recorded } }
+    // Closures run outside the lock.
+    private let state = Locked(State())
+
+    var events: [String] { state.withLock { $0.recorded } }
 
     func record(_ event: String) {
-        lock.withLock { recorded.append(event) }
+        state.withLock { $0.recorded.append(event) }
     }
 
     func submit(_ work: @escaping @Sendable () -> Void) {
-        lock.withLock { submitted.append(work) }
+        state.withLock { $0.submitted.append(work) }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         record("schedule \(delay)")
-        lock.withLock { kept.append(work) }
+        state.withLock { $0.kept.append(work) }
         return RacingHandle(executor: self)
     }
 
@@ -79,7 +83,7 @@ private final class RacingTimerExecutor: PromiseExecutor, @unchecked Sendable {
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) -> any PromiseScheduledWork {
         record("self-guarded \(delay)")
-        lock.withLock { kept.append(work) }
+        state.withLock { $0.kept.append(work) }
         return RacingHandle(executor: self)
     }
 
@@ -87,17 +91,17 @@ private final class RacingTimerExecutor: PromiseExecutor, @unchecked Sendable {
 
     /// Starts every timer's work, cancelled or not, as a racing executor may.
     func startKeptWork() {
-        let work = lock.withLock {
-            defer { kept = [] }
-            return kept
+        let work = state.withLock { state in
+            defer { state.kept = [] }
+            return state.kept
         }
         for item in work { item() }
     }
 
     func runSubmitted() {
-        let work = lock.withLock {
-            defer { submitted = [] }
-            return submitted
+        let work = state.withLock { state in
+            defer { state.submitted = [] }
+            return state.submitted
         }
         for item in work { item() }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseExecutor.storeTimer(_:after:)` and `cancelStoredTimer(_:)`: an executor that keeps
 /// promise timers itself gets the timer object (no closure, no handle), cancels it by identifier,
@@ -71,7 +72,7 @@ struct StoredTimerTests {
 
     @Test func aStoredTimerTheExecutorReleasesCancelsWhatWaitsOnItAndTheTimeoutsUpstream() {
         let executor = StoringTimerExecutor(stores: true)
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
             $0.timeout(on: .executor(executor), delay: .seconds(30))
         }
@@ -109,42 +110,45 @@ struct StoredTimerTests {
 
 /// Stores promise timers as an event loop does (or declines, as the default does), records every
 /// call, and fires or releases the stored timers when a test says so.
-private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
-    // Invariant: every `var` is only touched with `lock` held; timers and closures run outside it.
-    private let lock = NSLock()
+private final class StoringTimerExecutor: PromiseExecutor, Sendable {
+    private struct State {
+        var recorded: [String] = []
+        var submitted: [@Sendable () -> Void] = []
+        var stored: [(id: PromiseTimerID, timer: any PromiseTimerJob)] = []
+        var closures: [@Sendable () -> Void] = []
+        var nextSequence: UInt64 = 1
+        var storeHook: (@Sendable () -> Void)?
+    }
+
+    // Timers and closures run outside the lock.
+    private let state = Locked(State())
     private let stores: Bool
     private let keepsCancelled: Bool
-    private var recorded: [String] = []
-    private var submitted: [@Sendable () -> Void] = []
-    private var stored: [(id: PromiseTimerID, timer: any PromiseTimerJob)] = []
-    private var closures: [@Sendable () -> Void] = []
-    private var nextSequence: UInt64 = 1
-    private var storeHook: (@Sendable () -> Void)?
 
     init(stores: Bool, keepsCancelled: Bool = false) {
         self.stores = stores
         self.keepsCancelled = keepsCancelled
     }
 
-    var events: [String] { lock.withLock { recorded } }
-    var storedCount: Int { lock.withLock { stored.count } }
+    var events: [String] { state.withLock { $0.recorded } }
+    var storedCount: Int { state.withLock { $0.stored.count } }
     /// Runs once inside the next `storeTimer`, after the timer is stored.
     var duringStore: (@Sendable () -> Void)? {
-        get { lock.withLock { storeHook } }
-        set { lock.withLock { storeHook = newValue } }
+        get { state.withLock { $0.storeHook } }
+        set { state.withLock { $0.storeHook = newValue } }
     }
 
     private func record(_ event: String) {
-        lock.withLock { recorded.append(event) }
+        state.withLock { $0.recorded.append(event) }
     }
 
     func submit(_ work: @escaping @Sendable () -> Void) {
-        lock.withLock { submitted.append(work) }
+        state.withLock { $0.submitted.append(work) }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
         record("schedule \(delay)")
-        lock.withLock { closures.append(work) }
+        state.withLock { $0.closures.append(work) }
         return NoHandle()
     }
 
@@ -152,29 +156,29 @@ private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) -> any PromiseScheduledWork {
         record("self-guarded \(delay)")
-        lock.withLock { closures.append(work) }
+        state.withLock { $0.closures.append(work) }
         return NoHandle()
     }
 
     func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
         guard stores else { return nil }
-        let (id, hook) = lock.withLock { () -> (PromiseTimerID, (@Sendable () -> Void)?) in
-            let id = PromiseTimerID(slot: 0, sequence: nextSequence)
-            nextSequence += 1
-            stored.append((id, timer))
-            recorded.append("store \(id.sequence) \(delay)")
-            defer { storeHook = nil }
-            return (id, storeHook)
+        let (id, hook) = state.withLock { state -> (PromiseTimerID, (@Sendable () -> Void)?) in
+            let id = PromiseTimerID(slot: 0, sequence: state.nextSequence)
+            state.nextSequence += 1
+            state.stored.append((id, timer))
+            state.recorded.append("store \(id.sequence) \(delay)")
+            defer { state.storeHook = nil }
+            return (id, state.storeHook)
         }
         hook?()
         return id
     }
 
     func cancelStoredTimer(_ id: PromiseTimerID) {
-        let removed = lock.withLock { () -> (any PromiseTimerJob)? in
-            recorded.append("cancel \(id.sequence)")
-            guard !keepsCancelled, let index = stored.firstIndex(where: { $0.id == id }) else { return nil }
-            return stored.remove(at: index).timer
+        let removed = state.withLock { state -> (any PromiseTimerJob)? in
+            state.recorded.append("cancel \(id.sequence)")
+            guard !keepsCancelled, let index = state.stored.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.stored.remove(at: index).timer
         }
         // Released here, outside the lock.
         withExtendedLifetime(removed) {}
@@ -189,12 +193,12 @@ private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
 
     /// Fires every stored timer and runs every timer closure, in the order they came.
     func fireAll() {
-        let (timers, work) = lock.withLock {
+        let (timers, work) = state.withLock { state in
             defer {
-                stored = []
-                closures = []
+                state.stored = []
+                state.closures = []
             }
-            return (stored.map(\.timer), closures)
+            return (state.stored.map(\.timer), state.closures)
         }
         for timer in timers { timer.timerFired() }
         for item in work { item() }
@@ -202,9 +206,9 @@ private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
 
     /// Releases every stored timer unrun, as an executor that shut down does.
     func releaseAll() {
-        let timers = lock.withLock {
-            defer { stored = [] }
-            return stored.map(\.timer)
+        let timers = state.withLock { state in
+            defer { state.stored = [] }
+            return state.stored.map(\.timer)
         }
         for timer in timers { timer.timerReleased() }
     }
@@ -212,9 +216,9 @@ private final class StoringTimerExecutor: PromiseExecutor, @unchecked Sendable {
     /// Runs the submitted work, and what it submits, until none is left.
     func runSubmitted() {
         while true {
-            let work = lock.withLock {
-                defer { submitted = [] }
-                return submitted
+            let work = state.withLock { state in
+                defer { state.submitted = [] }
+                return state.submitted
             }
             if work.isEmpty { return }
             for item in work { item() }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("timeout")
@@ -138,7 +139,7 @@ struct TimeoutTests {
 
     @Test func firingSendsOneCancelRequestToAnUpstreamItAloneObserves() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
                 $0.timeout(on: .loop(loop), delay: 1)
             }
@@ -151,7 +152,7 @@ struct TimeoutTests {
 
     @Test func firingDoesNotCancelAnUpstreamThatAnotherChildObserves() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let ((timeout, other), resolver) = sealedUpstream(requests: requests, cancels: true) {
                 ($0.timeout(on: .loop(loop), delay: 1), $0.map(on: .immediate) { $0 })
             }
@@ -164,7 +165,7 @@ struct TimeoutTests {
 
     @Test func aCancelRequestPropagatesUpstreamOnceAndTheTimeoutThenFollowsTheUpstream() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: true) {
                 $0.timeout(on: .loop(loop), delay: 5)
             }
@@ -181,7 +182,7 @@ struct TimeoutTests {
 
     @Test func aCancelRequestWithZeroDelayOnAnAsynchronousContextStillReachesTheUpstream() throws {
         try withTestLoop { loop in
-            let requests = TimeTestRecorder<String>()
+            let requests = Recorder<String>()
             let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
                 $0.timeout(on: .loop(loop), delay: 0)
             }
@@ -216,7 +217,7 @@ struct TimeoutTests {
         let timeout = upstream.timeout(on: .operationQueue(queue), delay: 60)
         #expect(queue.operationCount == 1)
         resolver.fulfill(with: 1)
-        #expect(waitForResult(timeout) == .value(1))
+        #expect(blockingResult(of: timeout) == .value(1))
         #expect(waitUntil { queue.operationCount == 0 })
     }
 
@@ -224,7 +225,7 @@ struct TimeoutTests {
         let queue = OperationQueue()
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let timeout = upstream.timeout(on: .operationQueue(queue), delay: 0.02)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
     }
 
     @Test func anUpstreamRacingTheTimerOnOtherThreadsGivesExactlyOneOutcome() {
@@ -232,7 +233,7 @@ struct TimeoutTests {
             let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
             let timeout = upstream.timeout(on: .utility, delay: 0.0001)
             DispatchQueue.global().async { resolver.fulfill(with: index) }
-            let result = waitForResult(timeout)
+            let result = blockingResult(of: timeout)
             #expect(result == .value(index) || result == .error(.timedOut))
             // Whatever won, the result never changes afterwards.
             #expect(timeout.result == result)
@@ -243,7 +244,7 @@ struct TimeoutTests {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
         let timeout = upstream.timeout(on: .utility, delay: 0.05)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         #expect(elapsed >= 0.05)
     }
@@ -252,6 +253,6 @@ struct TimeoutTests {
         let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
         let timeout = upstream.timeout(on: .userInitiated, delay: 30)
         resolver.fulfill(with: 9)
-        #expect(waitForResult(timeout, seconds: 10) == .value(9))
+        #expect(blockingResult(of: timeout, timeout: .seconds(10)) == .value(9))
     }
 }

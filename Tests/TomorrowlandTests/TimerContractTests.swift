@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// The timer rules every Dispatch-backed context must keep, run against each of them in real
 /// time (the virtual-time versions, with exact instants, run on the TestLoop in the other suites).
@@ -31,13 +32,13 @@ struct TimerContractTests {
         let start = DispatchTime.now()
         let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.03)
         #expect(promise.result == nil)
-        #expect(waitForResult(promise) == .value(1))
+        #expect(blockingResult(of: promise) == .value(1))
         #expect(seconds(since: start) >= 0.03)
     }
 
     @Test(arguments: Destination.allCases)
     func aCancelledAfterInitializerIsCancelledAtOnceAndNeverFires(_ destination: Destination) {
-        let events = TimeTestRecorder<String>()
+        let events = Recorder<String>()
         let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.02)
         _ = promise.then(on: .immediate) { _ in events.record("fulfilled") }
         promise.requestCancel()
@@ -51,7 +52,7 @@ struct TimerContractTests {
         let (upstream, _) = Promise<Int, String>.makeWithResolver()
         let start = DispatchTime.now()
         let timeout = upstream.timeout(on: destination.context, delay: 0.03)
-        #expect(waitForResult(timeout) == .error(.timedOut))
+        #expect(blockingResult(of: timeout) == .error(.timedOut))
         #expect(seconds(since: start) >= 0.03)
     }
 
@@ -61,7 +62,7 @@ struct TimerContractTests {
         let delayed = upstream.delay(on: destination.context, 0.03)
         let start = DispatchTime.now()
         resolver.reject(with: "late")
-        #expect(waitForResult(delayed) == .error("late"))
+        #expect(blockingResult(of: delayed) == .error("late"))
         #expect(seconds(since: start) >= 0.03)
     }
 
@@ -73,7 +74,7 @@ struct TimerContractTests {
         ) { attempt in
             attempt < 3 ? Promise(rejected: "again") : Promise(fulfilled: attempt)
         }
-        #expect(waitForResult(promise) == .value(3))
+        #expect(blockingResult(of: promise) == .value(3))
         #expect(seconds(since: start) >= 0.03)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `PromiseExecutor.reserveTimerSlot()`: the head-of-line reservation is a requirement of the
 /// executor protocol, with a default, and the promise timers use whatever an executor returns.
@@ -53,7 +54,7 @@ struct TimerReservationTests {
 
     @Test func aTimerTheExecutorReleasesUnrunCancelsTheTimeoutAndItsUpstream() throws {
         let executor = TimerSpyExecutor(reserves: false)
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (timeout, resolver) = sealedUpstream(requests: requests, cancels: false) {
             $0.timeout(on: .executor(executor), delay: .seconds(30))
         }
@@ -66,27 +67,30 @@ struct TimerReservationTests {
 }
 
 /// Records what the promise timers ask of it; runs nothing until the test says so.
-private final class TimerSpyExecutor: PromiseExecutor, @unchecked Sendable {
-    // Invariant: every `var` is only touched with `lock` held; closures run outside it.
-    private let lock = NSLock()
-    private var recorded: [String] = []
-    private var submitted: [@Sendable () -> Void] = []
-    private var armed: (@Sendable () -> Void)?
+private final class TimerSpyExecutor: PromiseExecutor, Sendable {
+    private struct State {
+        var recorded: [String] = []
+        var submitted: [@Sendable () -> Void] = []
+        var armed: (@Sendable () -> Void)?
+    }
+
+    // Closures run outside the lock.
+    private let state = Locked(State())
     private let reserves: Bool
 
     init(reserves: Bool) {
         self.reserves = reserves
     }
 
-    var events: [String] { lock.withLock { recorded } }
-    var holdsWork: Bool { lock.withLock { armed != nil } }
+    var events: [String] { state.withLock { $0.recorded } }
+    var holdsWork: Bool { state.withLock { $0.armed != nil } }
 
     func record(_ event: String) {
-        lock.withLock { recorded.append(event) }
+        state.withLock { $0.recorded.append(event) }
     }
 
     func submit(_ work: @escaping @Sendable () -> Void) {
-        lock.withLock { submitted.append(work) }
+        state.withLock { $0.submitted.append(work) }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
@@ -104,28 +108,28 @@ private final class TimerSpyExecutor: PromiseExecutor, @unchecked Sendable {
 
     /// Keeps `work` as the armed timer; the handle's cancel releases it.
     func keep(_ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
-        lock.withLock { armed = work }
+        state.withLock { $0.armed = work }
         return SpyHandle(executor: self)
     }
 
     func cancelArmed() {
         record("cancel")
-        let work = lock.withLock { armed.take() }
+        let work = state.withLock { $0.armed.take() }
         withExtendedLifetime(work) {}
     }
 
     func fireArmedWork() {
-        lock.withLock { armed.take() }?()
+        state.withLock { $0.armed.take() }?()
     }
 
     /// Releases the armed timer without running it, as an executor that shuts down does.
     func dropArmedWork() {
-        let work = lock.withLock { armed.take() }
+        let work = state.withLock { $0.armed.take() }
         withExtendedLifetime(work) {}
     }
 
     func runSubmitted() {
-        for work in lock.withLock({ submitted.take() }) { work() }
+        for work in state.withLock({ $0.submitted.take() }) { work() }
     }
 }
 

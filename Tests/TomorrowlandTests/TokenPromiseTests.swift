@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// `TokenPromise` (E9): the token passed through, the `mapError` quirk, which wrappers are
 /// "initial" and register their children for cancel-on-invalidate.

@@ -1,5 +1,6 @@
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// The `try…` families: the outcome table for the `Error == Swift.Error` ones, and "a throw
 /// rejects with the thrown error" for every throwing callback (the callback outcome table in

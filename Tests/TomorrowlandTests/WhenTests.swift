@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @Suite("when(fulfilled:)")
@@ -31,7 +32,7 @@ struct WhenFulfilledTests {
         let pairs = (0..<10).map { _ in Promise<Int, String>.makeWithResolver() }
         let all = when(fulfilled: pairs.map(\.0), qos: .utility)
         for (index, pair) in pairs.enumerated().reversed() { pair.1.fulfill(with: index * 10) }
-        #expect(waitForResult(all) == .value((0..<10).map { $0 * 10 }))
+        #expect(blockingResult(of: all) == .value((0..<10).map { $0 * 10 }))
     }
 
     @Test func theFulfilmentIsDeliveredAsynchronouslyEvenWhenTheLastInputResolvesOnTheCallingThread() {
@@ -39,7 +40,7 @@ struct WhenFulfilledTests {
         let all = when(fulfilled: [Promise(fulfilled: 1), pending])
         resolver.fulfill(with: 2)
         #expect(all.result == nil || all.result == .value([1, 2]))
-        #expect(waitForResult(all) == .value([1, 2]))
+        #expect(blockingResult(of: all) == .value([1, 2]))
     }
 
     @Test func inputsResolvedConcurrentlyFromManyThreadsKeepTheirOrder() {
@@ -49,7 +50,7 @@ struct WhenFulfilledTests {
         DispatchQueue.concurrentPerform(iterations: 2_000) { index in
             resolvers.value[index].fulfill(with: index)
         }
-        #expect(waitForResult(all) == .value(Array(0..<2_000)))
+        #expect(blockingResult(of: all) == .value(Array(0..<2_000)))
     }
 
     @Test func aFailureRacingTheLastValuesGivesOneOutcome() {
@@ -64,7 +65,7 @@ struct WhenFulfilledTests {
                     resolvers.value[index].fulfill(with: index)
                 }
             }
-            #expect(waitForResult(all) == .error("five"))
+            #expect(blockingResult(of: all) == .error("five"))
         }
     }
 
@@ -74,7 +75,7 @@ struct WhenFulfilledTests {
         pairs[2].1.reject(with: "third")
         pairs[0].1.reject(with: "first")
         pairs[1].1.cancel()
-        #expect(waitForResult(all) == .error("third"))
+        #expect(blockingResult(of: all) == .error("third"))
     }
 
     @Test func theSamePromiseMayAppearMoreThanOnce() {
@@ -83,11 +84,11 @@ struct WhenFulfilledTests {
         let all = when(fulfilled: [promise, other, promise])
         resolver.fulfill(with: 1)
         otherResolver.fulfill(with: 2)
-        #expect(waitForResult(all) == .value([1, 2, 1]))
+        #expect(blockingResult(of: all) == .value([1, 2, 1]))
     }
 
     @Test func cancelOnFailureRequestsCancellationOfEveryInputOnce() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let pairs = (0..<3).map { index in
             let pair = Promise<Int, String>.makeWithResolver()
             pair.1.onRequestCancel(on: .immediate) { _ in requests.record("input \(index)") }
@@ -95,30 +96,30 @@ struct WhenFulfilledTests {
         }
         let all = when(fulfilled: pairs.map(\.0), cancelOnFailure: true)
         pairs[1].1.reject(with: "x")
-        #expect(waitForResult(all) == .error("x"))
+        #expect(blockingResult(of: all) == .error("x"))
         #expect(waitUntil { requests.values.count == 2 })
         #expect(Set(requests.values) == ["input 0", "input 2"])
     }
 
     @Test func withoutCancelOnFailureAFailureCancelsNothing() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (input, resolver) = Promise<Int, String>.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record("cancel requested") }
         let (failing, failingResolver) = Promise<Int, String>.makeWithResolver()
         let all = when(fulfilled: [input, failing])
         failingResolver.reject(with: "x")
-        #expect(waitForResult(all) == .error("x"))
+        #expect(blockingResult(of: all) == .error("x"))
         #expect(requests.values.isEmpty)
     }
 
     @Test func aCancelRequestOnTheResultReachesInputsItAloneObserves() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (all, resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             when(fulfilled: [upstream])
         }
         all.requestCancel()
         #expect(requests.values == ["cancel requested"])
-        #expect(waitForResult(all) == .cancelled)
+        #expect(blockingResult(of: all) == .cancelled)
         withExtendedLifetime(resolver) {}
     }
 
@@ -126,7 +127,7 @@ struct WhenFulfilledTests {
         // The input's only handle is a temporary and nothing else holds its storage: it dies
         // unresolved, and its callbacks, the result's among them, see cancellation.
         let all = when(fulfilled: [Promise<Int, String>.makeWithResolver().0, Promise(fulfilled: 1)])
-        #expect(waitForResult(all)?.isCancelled == true)
+        #expect(blockingResult(of: all)?.isCancelled == true)
     }
 
     @Test func tupleFormsCombineDifferentValueTypes() {
@@ -140,7 +141,7 @@ struct WhenFulfilledTests {
             Promise<Character, String>(fulfilled: "f"))
         #expect(six.result == nil)
         resolver.fulfill(with: 3.5)
-        let value = waitForResult(six)?.value
+        let value = blockingResult(of: six)?.value
         #expect(value.map { "\($0.0) \($0.1) \($0.2) \($0.3) \($0.4) \($0.5)" } == "1 b 3.5 true [5] f")
     }
 
@@ -156,18 +157,18 @@ struct WhenFulfilledTests {
         let (pending, resolver) = Promise<Int, String>.makeWithResolver()
         let three = when(fulfilled: ok, pending, ok)
         resolver.cancel()
-        #expect(waitForResult(three)?.isCancelled == true)
+        #expect(blockingResult(of: three)?.isCancelled == true)
     }
 
     @Test func tupleFormsPropagateCancelRequests() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let ((all, other), resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             let other = Promise<String, String>.makeWithResolver()
             return (when(fulfilled: upstream, other.0), other.1)
         }
         all.requestCancel()
         #expect(requests.values == ["cancel requested"])
-        #expect(waitForResult(all)?.isCancelled == true)
+        #expect(blockingResult(of: all)?.isCancelled == true)
         withExtendedLifetime((resolver, other)) {}
     }
 
@@ -184,7 +185,7 @@ struct WhenFulfilledTests {
                 let all = when(fulfilled: inputs)
                 let bytes = residentBytes() - before
                 for (index, pair) in pairs.enumerated() { pair.1.fulfill(with: index) }
-                let result = waitForResult(all, seconds: 60)
+                let result = blockingResult(of: all, timeout: .seconds(60))
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
                 guard result?.value?.count == count, result?.value?.last == count - 1 else {
                     fatalError("when(fulfilled:) over \(count) inputs gave a wrong result")
@@ -247,11 +248,11 @@ struct WhenFirstTests {
         pairs[0].1.cancel()
         #expect(first.result == nil)
         pairs[1].1.cancel()
-        #expect(waitForResult(first) == .cancelled)
+        #expect(blockingResult(of: first) == .cancelled)
     }
 
     @Test func cancelRemainingRequestsCancellationOfEveryInputOnTheFirstOutcome() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let pairs = (0..<3).map { index in
             let pair = Promise<Int, String>.makeWithResolver()
             pair.1.onRequestCancel(on: .immediate) { _ in requests.record("input \(index)") }
@@ -264,7 +265,7 @@ struct WhenFirstTests {
     }
 
     @Test func cancelRemainingAlsoAppliesToAnOutcomeSeenAtTheCall() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (pending, resolver) = Promise<Int, String>.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { _ in requests.record("pending input") }
         #expect(when(first: [pending, Promise(fulfilled: 1)], cancelRemaining: true).result == .value(1))
@@ -272,13 +273,13 @@ struct WhenFirstTests {
     }
 
     @Test func aCancelRequestOnTheResultReachesInputsItAloneObserves() {
-        let requests = TimeTestRecorder<String>()
+        let requests = Recorder<String>()
         let (first, resolver) = sealedUpstream(requests: requests, cancels: true) { upstream in
             when(first: [upstream])
         }
         first.requestCancel()
         #expect(requests.values == ["cancel requested"])
-        #expect(waitForResult(first) == .cancelled)
+        #expect(blockingResult(of: first) == .cancelled)
         withExtendedLifetime(resolver) {}
     }
 }

@@ -104,14 +104,3 @@ final class BlockingTCPClient {
 struct BlockingTCPClientError: Error, Equatable {
     let errno: Int32
 }
-
-/// Blocks the calling thread (never a loop's) until `promise` resolves, for at most `seconds`;
-/// nil on the time limit.
-func blockingResult<Value, Failure>(
-    of promise: Promise<Value, Failure>, seconds: Double = 30
-) -> PromiseResult<Value, Failure>? {
-    let done = DispatchSemaphore(value: 0)
-    promise.tap(on: .immediate) { _ in done.signal() }
-    guard done.wait(timeout: .now() + seconds) == .success else { return nil }
-    return promise.result
-}

@@ -1,6 +1,7 @@
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 /// A loop a cross-loop scenario runs on: an `EventLoop` (libevent, the monotonic clock) or a
@@ -32,7 +33,7 @@ extension TestLoop: ScenarioLoop {
 
 /// The events of one scenario run, in the order they happened (the loop's thread records them).
 final class Trace: Sendable {
-    private let events = LockedValue<[String]>([])
+    private let events = Locked<[String]>([])
     var entries: [String] { events.withLock { $0 } }
     func callAsFunction(_ event: String) { events.withLock { $0.append(event) } }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -8,7 +9,7 @@ import Tomorrowland
 final class DelayedNameResolver: NameResolver {
     let delay: Duration
     let address: String
-    private let asked = LockedValue<[String]>([])
+    private let asked = Locked<[String]>([])
 
     /// Answers after `delay` with `address` (an IP literal).
     init(delay: Duration, answering address: String = "127.0.0.1") {

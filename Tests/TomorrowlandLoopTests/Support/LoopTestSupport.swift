@@ -4,25 +4,6 @@ import Synchronization
 import Tomorrowland
 import TomorrowlandLoop
 
-/// Records values from any thread, in the order they arrive.
-final class Recorder<Value: Sendable>: Sendable {
-    private let storage = LockedValue<[Value]>([])
-    var values: [Value] { storage.withLock { $0 } }
-    func record(_ value: Value) { storage.withLock { $0.append(value) } }
-}
-
-/// Counts deinitializations of the tokens it hands out, to see when the loop releases work.
-final class ReleaseSpy: Sendable {
-    final class Token: Sendable {
-        let spy: ReleaseSpy
-        init(_ spy: ReleaseSpy) { self.spy = spy }
-        deinit { spy.released.add(1, ordering: .relaxed) }
-    }
-    let released = Atomic<Int>(0)
-    var releasedCount: Int { released.load(ordering: .relaxed) }
-    func token() -> Token { Token(self) }
-}
-
 /// Runs `loop.run()` on a new thread.
 final class LoopThread: Sendable {
     private let finished = DispatchSemaphore(value: 0)
@@ -59,15 +40,6 @@ func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         }.start()
     }
     group.wait()
-}
-
-/// A value shared between the test thread and the loop's thread.
-final class Cell<Value: Sendable>: Sendable {
-    private let storage: LockedValue<Value>
-    init(_ value: Value) { storage = LockedValue(value) }
-    var value: Value { storage.withLock { $0 } }
-    func set(_ value: Value) { storage.withLock { $0 = value } }
-    func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
 }
 
 /// State that only the loop's thread touches, captured by `@Sendable` work closures.

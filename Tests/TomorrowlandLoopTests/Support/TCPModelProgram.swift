@@ -1,3 +1,5 @@
+import TomorrowlandTestSupport
+
 /// A public call on a ``TomorrowlandLoop/TCPConnection``, made by a TCP model program at the top
 /// level or from inside a callback.
 enum TCPModelOperation: Hashable, CustomStringConvertible {
@@ -113,22 +115,5 @@ struct TCPModelProgram {
             steps.insert(.call(.startReading), at: Int.random(in: 0...min(3, steps.count), using: &generator))
         }
         return TCPModelProgram(seed: seed, streaming: streaming, steps: steps)
-    }
-}
-
-/// SplitMix64: small, fast and good enough to pick test steps.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,8 @@
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
+
 @testable import TomorrowlandLoop
 
 #if canImport(Glibc)
@@ -72,6 +74,17 @@ func startEchoServer(on loop: EventLoop, options: TCPListenerOptions = .init()) 
             return bytes.count
         }
     }
+}
+
+/// From the test's own thread, while another thread runs `loop`: starts an echo server on the
+/// loop and connects a client to it, blocking until both are done; nil if either failed.
+func connectToEchoServer(onRunning loop: EventLoop) -> TCPConnection? {
+    let serverReady = Promise<UInt16, TCPError>(on: .loop(loop)) { resolver in
+        resolver.resolve(with: Result { () throws(TCPError) in try startEchoServer(on: loop).localPort })
+    }
+    guard let port = blockingResult(of: serverReady)?.value else { return nil }
+    let connected = TCPConnection.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(10))
+    return blockingResult(of: connected)?.value
 }
 
 /// Reads from `connection` until end of input, accumulating everything.

@@ -1,3 +1,5 @@
+import TomorrowlandTestSupport
+
 /// Where a generated callback runs.
 enum ModelContext: Int, CaseIterable, CustomStringConvertible {
     /// `.loop(testLoop)`: always a job on the test loop.
@@ -124,23 +126,6 @@ enum ModelOp: CustomStringConvertible {
         case .delay(let parent, let milliseconds): return "p\(parent).delay(on: loop, \(milliseconds) ms)"
         case .advance(let milliseconds): return "advance(by: \(milliseconds) ms)"
         }
-    }
-}
-
-/// A small, fast, seedable generator (SplitMix64), so a seed names one program on every machine.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -7,19 +7,6 @@
         import Glibc
     #endif
 
-    /// Lines that tests append from any thread, in order.
-    final class EventLog: Sendable {
-        private let lines = Mutex<[String]>([])
-
-        func append(_ line: String) {
-            lines.withLock { $0.append(line) }
-        }
-
-        var entries: [String] {
-            lines.withLock { $0 }
-        }
-    }
-
     /// A blocking client socket to 127.0.0.1, for tests' own threads (never a loop's, except to
     /// see a connect refused).
     final class BlockingClient: Sendable {

@@ -1,4 +1,5 @@
 import Dispatch
+import TomorrowlandTestSupport
 
 /// An object that reports its own deinit, and on which queue and thread it happened.
 ///

@@ -1,20 +1,18 @@
-import Foundation
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Keeps the jobs it is given until the test runs them. Its `submit(job:)` is written without
 /// `consuming`, as conformers written before the requirement took its job `consuming` are:
 /// it must still satisfy the requirement.
-final class ManualJobExecutor: PromiseExecutor, @unchecked Sendable {
-    // Invariant: `jobs` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var jobs: [any PromiseJob] = []
+final class ManualJobExecutor: PromiseExecutor, Sendable {
+    private let jobs = Locked<[any PromiseJob]>([])
 
     func submit(_ work: @escaping @Sendable () -> Void) {
         preconditionFailure("promise callbacks arrive as jobs")
     }
 
     func submit(job: any PromiseJob) {
-        lock.withLock { jobs.append(job) }
+        jobs.withLock { $0.append(job) }
     }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork {
@@ -24,7 +22,7 @@ final class ManualJobExecutor: PromiseExecutor, @unchecked Sendable {
     var isCurrent: Bool { false }
 
     /// The number of jobs waiting.
-    var pendingCount: Int { lock.withLock { jobs.count } }
+    var pendingCount: Int { jobs.withLock { $0.count } }
 
     /// Drops the jobs waiting now without running them, as an executor that shuts down does.
     /// They are released after the lock is dropped.
@@ -38,7 +36,7 @@ final class ManualJobExecutor: PromiseExecutor, @unchecked Sendable {
     }
 
     private func takePending() -> [any PromiseJob] {
-        lock.withLock {
+        jobs.withLock { jobs in
             defer { jobs.removeAll() }
             return jobs
         }

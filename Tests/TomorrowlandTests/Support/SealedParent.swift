@@ -1,4 +1,5 @@
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// Creates a pending parent, lets `build` attach observers to it, and returns what `build`
 /// returns together with the parent's resolver and a counter of the parent's cancel requests.

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// A tiny ``PromiseExecutor`` backed by a serial `DispatchQueue`, for testing the
 /// `.executor(_:)` context: it counts what it is given and tags its queue so a callback can

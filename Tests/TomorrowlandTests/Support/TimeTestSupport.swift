@@ -2,17 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Tomorrowland
-
-/// Records what happens, in order, from any thread.
-final class TimeTestRecorder<Element: Sendable>: Sendable {
-    private let storage = LockedValue<[Element]>([])
-
-    var values: [Element] { storage.withLock { $0 } }
-
-    func record(_ element: Element) {
-        storage.withLock { $0.append(element) }
-    }
-}
+import TomorrowlandTestSupport
 
 /// A value the tests watch being released (through a weak reference).
 final class TimeTestPayload: Sendable {
@@ -23,48 +13,9 @@ final class TimeTestPayload: Sendable {
     }
 }
 
-/// A weak reference readable from any thread.
-final class TimeTestWeak<Object: AnyObject & Sendable>: Sendable {
-    private let storage: LockedValue<Weak>
-
-    private struct Weak {
-        weak var object: Object?
-    }
-
-    init(_ object: Object) {
-        storage = LockedValue(Weak(object: object))
-    }
-
-    var object: Object? { storage.withLock { $0.object } }
-}
-
 /// A plain `Swift.Error` for the `StdPromise` forms.
 struct TimeTestError: Error, Equatable {
     let code: Int
-}
-
-/// Waits (in real time) for `promise` to resolve, for the tests where Dispatch delivery is the
-/// point. Returns nil if it does not resolve within `seconds`.
-func waitForResult<Value, Error>(_ promise: Promise<Value, Error>, seconds: Double = 10) -> PromiseResult<Value, Error>?
-{
-    let semaphore = DispatchSemaphore(value: 0)
-    let result = LockedValue<UnsafeSendable<PromiseResult<Value, Error>>?>(nil)
-    promise.tap(on: .immediate) { outcome in
-        result.withLock { $0 = UnsafeSendable(outcome) }
-        semaphore.signal()
-    }
-    guard semaphore.wait(timeout: .now() + seconds) == .success else { return nil }
-    return result.withLock { $0?.value }
-}
-
-/// Waits (in real time) for `condition`, polling; false if it does not hold within `seconds`.
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = DispatchTime.now() + seconds
-    while !condition() {
-        if DispatchTime.now() > deadline { return false }
-        usleep(1_000)
-    }
-    return true
 }
 
 /// Carries a test value across threads (the tests' values are immutable).
@@ -79,7 +30,7 @@ struct UnsafeSendable<Value>: @unchecked Sendable {
 ///
 /// The upstream records each cancel request in `requests`, and cancels itself if `cancels`.
 func sealedUpstream<Derived>(
-    requests: TimeTestRecorder<String>,
+    requests: Recorder<String>,
     cancels: Bool,
     _ derive: (Promise<Int, String>) -> Derived
 ) -> (Derived, Promise<Int, String>.Resolver) {
