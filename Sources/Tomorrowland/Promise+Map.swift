@@ -12,11 +12,11 @@ extension Promise {
     @preconcurrency
     public func map<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) -> U
+        _ transform: consuming @escaping @Sendable (Value) -> U
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .result(.value(transform(result.value.unsafelyUnwrapped)))
         }
@@ -36,11 +36,11 @@ extension Promise {
     @preconcurrency
     public func flatMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) -> Promise<U, Error>
+        _ transform: consuming @escaping @Sendable (Value) -> Promise<U, Error>
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .adopt(transform(result.value.unsafelyUnwrapped))
         }
@@ -59,11 +59,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) throws -> U
+        _ transform: consuming @escaping @Sendable (Value) throws -> U
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .result(.value(try transform(result.value.unsafelyUnwrapped)))
@@ -85,11 +85,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryFlatMap<U, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>
+        _ transform: consuming @escaping @Sendable (Value) throws -> Promise<U, E>
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .adopt(try transform(result.value.unsafelyUnwrapped).upcastForAdoption)

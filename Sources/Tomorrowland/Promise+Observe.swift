@@ -10,11 +10,11 @@ extension Promise {
     @preconcurrency
     public func then(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onSuccess: @escaping @Sendable (Value) -> Void
+        _ onSuccess: consuming @escaping @Sendable (Value) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
-            callback: onSuccess
+            callback: consume onSuccess
         ) { onSuccess, result in
             onSuccess(result.value.unsafelyUnwrapped)
             return .result(result)
@@ -33,11 +33,11 @@ extension Promise {
     @preconcurrency
     public func `catch`(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onError: @escaping @Sendable (Error) -> Void
+        _ onError: consuming @escaping @Sendable (Error) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError,
-            callback: onError
+            callback: consume onError
         ) { onError, result in
             onError(result.error.unsafelyUnwrapped)
             return .result(result)
@@ -56,11 +56,11 @@ extension Promise {
     @preconcurrency
     public func always(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never,
-            callback: onComplete
+            callback: consume onComplete
         ) { onComplete, result in
             onComplete(result)
             return .result(result)
@@ -82,13 +82,13 @@ extension Promise {
     @preconcurrency
     public func onCancel(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onCancel: @escaping @Sendable () -> Void
+        _ onCancel: consuming @escaping @Sendable () -> Void
     ) -> Promise<Value, Error> {
         let upstream = UpstreamReferenceBox(box)
         // The closure lives in the box, which hands it out to be released on `context` (B7).
         let promise: Promise<Value, Error> = deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same,
-            passThrough: { $0.isCancelled ? nil : $0 }, callback: onCancel, propagatingCancel: false
+            passThrough: { $0.isCancelled ? nil : $0 }, callback: consume onCancel, propagatingCancel: false
         ) { onCancel, result in
             onCancel()
             return .result(result)
@@ -118,9 +118,10 @@ extension Promise {
     @preconcurrency
     public func tap(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
-        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: onComplete))
+        // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
+        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
         return self
     }
 
@@ -149,11 +150,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryThen(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onSuccess: @escaping @Sendable (Value) throws -> Void
+        _ onSuccess: consuming @escaping @Sendable (Value) throws -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
-            callback: onSuccess
+            callback: consume onSuccess
         ) { onSuccess, result in
             do {
                 try onSuccess(result.value.unsafelyUnwrapped)

@@ -10,11 +10,11 @@ extension Promise {
     @preconcurrency
     public func recover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> Value
+        _ transform: consuming @escaping @Sendable (Error) -> Value
     ) -> Promise<Value, NoError> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .result(.value(transform(result.error.unsafelyUnwrapped)))
         }
@@ -31,11 +31,11 @@ extension Promise {
     @preconcurrency
     public func mapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> E
+        _ transform: consuming @escaping @Sendable (Error) -> E
     ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .result(.error(transform(result.error.unsafelyUnwrapped)))
         }
@@ -52,11 +52,11 @@ extension Promise {
     @preconcurrency
     public func flatMapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> Promise<Value, E>
+        _ transform: consuming @escaping @Sendable (Error) -> Promise<Value, E>
     ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .adopt(transform(result.error.unsafelyUnwrapped))
         }
@@ -74,11 +74,11 @@ extension Promise {
     @preconcurrency
     public func tryMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> E
+        _ transform: consuming @escaping @Sendable (Error) throws -> E
     ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .result(.error(try transform(result.error.unsafelyUnwrapped)))
@@ -100,11 +100,11 @@ extension Promise {
     @preconcurrency
     public func tryFlatMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>
+        _ transform: consuming @escaping @Sendable (Error) throws -> Promise<Value, E>
     ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .adopt(try transform(result.error.unsafelyUnwrapped).upcastForAdoption)
@@ -127,11 +127,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryRecover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> Value
+        _ transform: consuming @escaping @Sendable (Error) throws -> Value
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .result(.value(try transform(result.error.unsafelyUnwrapped)))
