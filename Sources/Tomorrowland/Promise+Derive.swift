@@ -31,7 +31,9 @@ extension Promise {
     ///     child then settles with `whenSuppressed(result)`.
     ///   - passThrough: The child's result when the callback does not apply to the upstream
     ///     result (settled on the resolving thread, no context hop), or `nil` when it applies.
-    ///   - callback: The user's closure.
+    ///   - callback: The user's closure, consumed: every callback family takes its closure
+    ///     `consuming` and passes it on with `consume`, so that the box ends up with the only
+    ///     reference (B7; see ``deriveCallback(on:storing:whenSuppressed:passThrough:propagatingCancel:body:)``).
     ///   - propagatingCancel: Whether the new promise counts as a propagating observer of this
     ///     one (D3); true for every family but `onCancel`.
     ///   - body: Runs `callback` on `context` and says how the child settles.
@@ -46,35 +48,41 @@ extension Promise {
         token: PromiseInvalidationToken?,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
-        callback: Callback,
+        callback: consuming Callback,
         propagatingCancel: Bool = true,
         body: @escaping (Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
         if let tokenGuard = token.guardNow {
             return deriveCallback(
-                on: context, storing: GuardedCallback(callback: callback, tokenGuard: tokenGuard),
+                on: context, storing: GuardedCallback(callback: consume callback, tokenGuard: tokenGuard),
                 whenSuppressed: whenSuppressed, passThrough: passThrough, propagatingCancel: propagatingCancel,
                 body: body)
         }
         return deriveCallback(
-            on: context, storing: PlainCallback(callback: callback),
+            on: context, storing: PlainCallback(callback: consume callback),
             whenSuppressed: whenSuppressed, passThrough: passThrough, propagatingCancel: propagatingCancel, body: body)
     }
 
     /// ``deriveCallback(on:token:whenSuppressed:passThrough:callback:body:)`` for one way of
     /// storing the callback.
+    ///
+    /// `storage` is consumed, as the callback families consume the user's closure: once the
+    /// child is registered, its callback may run on `context` and be released there before this
+    /// returns, so the box must hold the only reference by then. A reference lent for the call
+    /// (the default convention) would be released by the caller after the call returns, on the
+    /// registering thread, and be the last one (B7).
     @inlinable
     @inline(__always)
     func deriveCallback<U, F, Storage: CallbackStorage>(
         on context: PromiseContext,
-        storing storage: Storage,
+        storing storage: consuming Storage,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
         passThrough: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>?,
         propagatingCancel: Bool,
         body: @escaping (Storage.Callback, PromiseResult<Value, Error>) -> Settlement<U, F>
     ) -> Promise<U, F> {
         typealias Box = CallbackBox<PromiseResult<U, F>, Storage>
-        let child = Box(context: context, storage: storage) { child, source, stage in
+        let child = Box(context: context, storage: consume storage) { child, source, stage in
             // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {

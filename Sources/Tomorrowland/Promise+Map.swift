@@ -12,11 +12,11 @@ extension Promise {
     @preconcurrency
     public func map<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) -> U
+        _ transform: consuming @escaping @Sendable (Value) -> U
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             .result(.value(transform(result.value.unsafelyUnwrapped)))
@@ -37,11 +37,11 @@ extension Promise {
     @preconcurrency
     public func flatMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) -> Promise<U, Error>
+        _ transform: consuming @escaping @Sendable (Value) -> Promise<U, Error>
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             .adopt(transform(result.value.unsafelyUnwrapped))
@@ -61,11 +61,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) throws -> U
+        _ transform: consuming @escaping @Sendable (Value) throws -> U
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
@@ -88,11 +88,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryFlatMap<U, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>
+        _ transform: consuming @escaping @Sendable (Value) throws -> Promise<U, E>
     ) -> Promise<U, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessValue,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.

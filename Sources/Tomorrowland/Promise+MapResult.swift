@@ -10,11 +10,11 @@ extension Promise {
     @preconcurrency
     public func mapResult<T, E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
     ) -> Promise<T, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .result(transform(result))
         }
@@ -31,11 +31,11 @@ extension Promise {
     @preconcurrency
     public func flatMapResult<T, E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
     ) -> Promise<T, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             .adopt(transform(result))
         }
@@ -53,11 +53,11 @@ extension Promise {
     @preconcurrency
     public func tryMapResult<T, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
     ) -> Promise<T, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .result(try transform(result).mapError { $0 as Swift.Error })
@@ -79,11 +79,11 @@ extension Promise {
     @preconcurrency
     public func tryFlatMapResult<T, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
     ) -> Promise<T, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.never,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 return .adopt(try transform(result).upcastForAdoption)

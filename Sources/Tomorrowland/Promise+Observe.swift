@@ -10,11 +10,11 @@ extension Promise {
     @preconcurrency
     public func then(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onSuccess: @escaping @Sendable (Value) -> Void
+        _ onSuccess: consuming @escaping @Sendable (Value) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
-            callback: onSuccess
+            callback: consume onSuccess
         ) { onSuccess, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.
             onSuccess(result.value.unsafelyUnwrapped)
@@ -34,11 +34,11 @@ extension Promise {
     @preconcurrency
     public func `catch`(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onError: @escaping @Sendable (Error) -> Void
+        _ onError: consuming @escaping @Sendable (Error) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessError,
-            callback: onError
+            callback: consume onError
         ) { onError, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             onError(result.error.unsafelyUnwrapped)
@@ -58,11 +58,11 @@ extension Promise {
     @preconcurrency
     public func always(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.never,
-            callback: onComplete
+            callback: consume onComplete
         ) { onComplete, result in
             onComplete(result)
             return .result(result)
@@ -84,13 +84,13 @@ extension Promise {
     @preconcurrency
     public func onCancel(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onCancel: @escaping @Sendable () -> Void
+        _ onCancel: consuming @escaping @Sendable () -> Void
     ) -> Promise<Value, Error> {
         let upstream = UpstreamReferenceBox(box)
         // The closure lives in the box, which hands it out to be released on `context` (B7).
         let promise: Promise<Value, Error> = deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same,
-            passThrough: { $0.isCancelled ? nil : $0 }, callback: onCancel, propagatingCancel: false
+            passThrough: { $0.isCancelled ? nil : $0 }, callback: consume onCancel, propagatingCancel: false
         ) { onCancel, result in
             onCancel()
             return .result(result)
@@ -120,9 +120,10 @@ extension Promise {
     @preconcurrency
     public func tap(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
-        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: onComplete))
+        // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
+        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
         return self
     }
 
@@ -151,11 +152,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryThen(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
-        _ onSuccess: @escaping @Sendable (Value) throws -> Void
+        _ onSuccess: consuming @escaping @Sendable (Value) throws -> Void
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.same, passThrough: PassThrough.unlessValue,
-            callback: onSuccess
+            callback: consume onSuccess
         ) { onSuccess, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessValue` lets only a value reach this.

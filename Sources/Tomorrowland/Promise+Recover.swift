@@ -10,11 +10,11 @@ extension Promise {
     @preconcurrency
     public func recover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> Value
+        _ transform: consuming @escaping @Sendable (Error) -> Value
     ) -> Promise<Value, NoError> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .result(.value(transform(result.error.unsafelyUnwrapped)))
@@ -32,11 +32,11 @@ extension Promise {
     @preconcurrency
     public func mapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> E
+        _ transform: consuming @escaping @Sendable (Error) -> E
     ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .result(.error(transform(result.error.unsafelyUnwrapped)))
@@ -54,11 +54,11 @@ extension Promise {
     @preconcurrency
     public func flatMapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) -> Promise<Value, E>
+        _ transform: consuming @escaping @Sendable (Error) -> Promise<Value, E>
     ) -> Promise<Value, E> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
             .adopt(transform(result.error.unsafelyUnwrapped))
@@ -77,11 +77,11 @@ extension Promise {
     @preconcurrency
     public func tryMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> E
+        _ transform: consuming @escaping @Sendable (Error) throws -> E
     ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
@@ -104,11 +104,11 @@ extension Promise {
     @preconcurrency
     public func tryFlatMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>
+        _ transform: consuming @escaping @Sendable (Error) throws -> Promise<Value, E>
     ) -> Promise<Value, Swift.Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.
@@ -132,11 +132,11 @@ extension Promise where Error == Swift.Error {
     @preconcurrency
     public func tryRecover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
-        _ transform: @escaping @Sendable (Error) throws -> Value
+        _ transform: consuming @escaping @Sendable (Error) throws -> Value
     ) -> Promise<Value, Error> {
         deriveCallback(
             on: context, token: token, whenSuppressed: PassThrough.cancelled, passThrough: PassThrough.unlessError,
-            callback: transform
+            callback: consume transform
         ) { transform, result in
             do {
                 // CoreInvariants: "Pass-through pairing": `PassThrough.unlessError` lets only an error reach this.

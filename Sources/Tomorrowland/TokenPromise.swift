@@ -40,84 +40,85 @@ public struct TokenPromise<Value, Error> {
     /// ``Promise/then(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func then(
-        on context: PromiseContext = .auto, _ onSuccess: @escaping @Sendable (Value) -> Void
+        on context: PromiseContext = .auto, _ onSuccess: consuming @escaping @Sendable (Value) -> Void
     ) -> TokenPromise<Value, Error> {
-        derived(inner.then(on: context, token: token, onSuccess))
+        derived(inner.then(on: context, token: token, consume onSuccess))
     }
 
     /// ``Promise/map(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func map<U>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Value) -> U
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Value) -> U
     ) -> TokenPromise<U, Error> {
-        derived(inner.map(on: context, token: token, transform))
+        derived(inner.map(on: context, token: token, consume transform))
     }
 
     /// ``Promise/flatMap(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func flatMap<U>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Value) -> Promise<U, Error>
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Value) -> Promise<U, Error>
     ) -> TokenPromise<U, Error> {
-        derived(inner.flatMap(on: context, token: token, transform))
+        derived(inner.flatMap(on: context, token: token, consume transform))
     }
 
     /// ``Promise/catch(on:token:_:)`` with this wrapper's token.
     @discardableResult
     @preconcurrency
     public func `catch`(
-        on context: PromiseContext = .auto, _ onError: @escaping @Sendable (Error) -> Void
+        on context: PromiseContext = .auto, _ onError: consuming @escaping @Sendable (Error) -> Void
     ) -> TokenPromise<Value, Error> {
-        derived(inner.catch(on: context, token: token, onError))
+        derived(inner.catch(on: context, token: token, consume onError))
     }
 
     /// ``Promise/recover(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func recover(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) -> Value
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) -> Value
     ) -> TokenPromise<Value, NoError> {
-        derived(inner.recover(on: context, token: token, transform))
+        derived(inner.recover(on: context, token: token, consume transform))
     }
 
     /// ``Promise/mapError(on:token:_:)`` — without the token, as in Tomorrowland: `transform` is
     /// never suppressed.
     @preconcurrency
     public func mapError<E>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) -> E
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) -> E
     ) -> TokenPromise<Value, E> {
-        derived(inner.mapError(on: context, transform))
+        derived(inner.mapError(on: context, consume transform))
     }
 
     /// ``Promise/flatMapError(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func flatMapError<E>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) -> Promise<Value, E>
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) -> Promise<Value, E>
     ) -> TokenPromise<Value, E> {
-        derived(inner.flatMapError(on: context, token: token, transform))
+        derived(inner.flatMapError(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryMapError(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryMapError<E: Swift.Error>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) throws -> E
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) throws -> E
     ) -> TokenPromise<Value, Swift.Error> {
-        derived(inner.tryMapError(on: context, token: token, transform))
+        derived(inner.tryMapError(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryFlatMapError(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryFlatMapError<E: Swift.Error>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) throws -> Promise<Value, E>
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) throws -> Promise<Value, E>
     ) -> TokenPromise<Value, Swift.Error> {
-        derived(inner.tryFlatMapError(on: context, token: token, transform))
+        derived(inner.tryFlatMapError(on: context, token: token, consume transform))
     }
 
     /// ``Promise/always(on:token:_:)`` with this wrapper's token.
     @discardableResult
     @preconcurrency
     public func always(
-        on context: PromiseContext = .auto, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        on context: PromiseContext = .auto,
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> TokenPromise<Value, Error> {
-        derived(inner.always(on: context, token: token, onComplete))
+        derived(inner.always(on: context, token: token, consume onComplete))
     }
 
     /// ``Promise/mapResult(on:token:_:)`` with this wrapper's token (labelled `onComplete:`, as in
@@ -125,44 +126,46 @@ public struct TokenPromise<Value, Error> {
     @preconcurrency
     public func mapResult<T, E>(
         on context: PromiseContext,
-        onComplete transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
+        onComplete transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
     ) -> TokenPromise<T, E> {
-        derived(inner.mapResult(on: context, token: token, transform))
+        derived(inner.mapResult(on: context, token: token, consume transform))
     }
 
     /// ``Promise/flatMapResult(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func flatMapResult<T, E>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
+        on context: PromiseContext,
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
     ) -> TokenPromise<T, E> {
-        derived(inner.flatMapResult(on: context, token: token, transform))
+        derived(inner.flatMapResult(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryMapResult(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryMapResult<T, E: Swift.Error>(
         on context: PromiseContext,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
     ) -> TokenPromise<T, Swift.Error> {
-        derived(inner.tryMapResult(on: context, token: token, transform))
+        derived(inner.tryMapResult(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryFlatMapResult(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryFlatMapResult<T, E: Swift.Error>(
         on context: PromiseContext,
-        _ transform: @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
+        _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
     ) -> TokenPromise<T, Swift.Error> {
-        derived(inner.tryFlatMapResult(on: context, token: token, transform))
+        derived(inner.tryFlatMapResult(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tap(on:token:_:)`` with this wrapper's token.
     @discardableResult
     @preconcurrency
     public func tap(
-        on context: PromiseContext = .auto, _ onComplete: @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+        on context: PromiseContext = .auto,
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> TokenPromise<Value, Error> {
-        unregistered(inner.tap(on: context, token: token, onComplete))
+        unregistered(inner.tap(on: context, token: token, consume onComplete))
     }
 
     /// ``Promise/tap()``.
@@ -174,9 +177,9 @@ public struct TokenPromise<Value, Error> {
     @discardableResult
     @preconcurrency
     public func onCancel(
-        on context: PromiseContext = .auto, _ onCancel: @escaping @Sendable () -> Void
+        on context: PromiseContext = .auto, _ onCancel: consuming @escaping @Sendable () -> Void
     ) -> TokenPromise<Value, Error> {
-        derived(inner.onCancel(on: context, token: token, onCancel))
+        derived(inner.onCancel(on: context, token: token, consume onCancel))
     }
 
     /// Calls `handler` with this wrapper and returns it.
@@ -210,33 +213,33 @@ extension TokenPromise where Error == Swift.Error {
     /// ``Promise/tryThen(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryThen(
-        on context: PromiseContext = .auto, _ onSuccess: @escaping @Sendable (Value) throws -> Void
+        on context: PromiseContext = .auto, _ onSuccess: consuming @escaping @Sendable (Value) throws -> Void
     ) -> TokenPromise<Value, Error> {
-        derived(inner.tryThen(on: context, token: token, onSuccess))
+        derived(inner.tryThen(on: context, token: token, consume onSuccess))
     }
 
     /// ``Promise/tryMap(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryMap<U>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Value) throws -> U
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Value) throws -> U
     ) -> TokenPromise<U, Error> {
-        derived(inner.tryMap(on: context, token: token, transform))
+        derived(inner.tryMap(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryFlatMap(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryFlatMap<U, E: Swift.Error>(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Value) throws -> Promise<U, E>
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Value) throws -> Promise<U, E>
     ) -> TokenPromise<U, Error> {
-        derived(inner.tryFlatMap(on: context, token: token, transform))
+        derived(inner.tryFlatMap(on: context, token: token, consume transform))
     }
 
     /// ``Promise/tryRecover(on:token:_:)`` with this wrapper's token.
     @preconcurrency
     public func tryRecover(
-        on context: PromiseContext, _ transform: @escaping @Sendable (Error) throws -> Value
+        on context: PromiseContext, _ transform: consuming @escaping @Sendable (Error) throws -> Value
     ) -> TokenPromise<Value, Error> {
-        derived(inner.tryRecover(on: context, token: token, transform))
+        derived(inner.tryRecover(on: context, token: token, consume transform))
     }
 }
 

@@ -95,8 +95,9 @@ struct ReleaseOnContextTests {
     func releasedOnQueueForResolvedPromise() async {
         let queue = makeTaggedQueue("release.resolved")
         let deaths = Recorder<DeinitSpy.Death>()
-        // Hold the queue until the registration has returned: the caller's own reference to the
-        // closure argument lives until then, and is not the library's to release.
+        // Hold the queue until the registration has returned: in an unoptimised build, this
+        // closure literal's capture list holds the spy until then, and that reference is not the
+        // library's to release (ReleaseBeforeReturnTests covers the race without it).
         let gate = DispatchSemaphore(value: 0)
         queue.async { gate.wait() }
         _ = IntPromise(fulfilled: 1).then(on: .queue(queue)) { [spy = DeinitSpy("then", reportingTo: deaths)] _ in

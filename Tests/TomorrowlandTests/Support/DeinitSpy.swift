@@ -30,3 +30,28 @@ final class DeinitSpy: Sendable {
         deaths.record(Death(name: name, queueTag: currentQueueTag, queueLabel: currentDispatchQueueLabel))
     }
 }
+
+extension DeinitSpy {
+    /// `body`, in a closure that also holds a new spy named `name`: the returned closure's
+    /// context holds the only reference to the spy, so the spy dies when the closure does.
+    ///
+    /// A closure literal that captures a spy (`{ [spy = DeinitSpy(…)] _ in … }`) does not do
+    /// this in an unoptimised build: there the capture list's binding holds the spy too, until
+    /// the statement that registered the closure ends, on the registering thread.
+    static func holding<Input, Output>(
+        _ name: String, reportingTo deaths: Recorder<Death>,
+        _ body: @escaping @Sendable (Input) -> Output
+    ) -> @Sendable (Input) -> Output {
+        let spy = DeinitSpy(name, reportingTo: deaths)
+        return { input in
+            spy.touch()
+            return body(input)
+        }
+    }
+
+    /// ``holding(_:reportingTo:_:)`` for a closure without arguments.
+    static func holding(_ name: String, reportingTo deaths: Recorder<Death>) -> @Sendable () -> Void {
+        let spy = DeinitSpy(name, reportingTo: deaths)
+        return { spy.touch() }
+    }
+}
