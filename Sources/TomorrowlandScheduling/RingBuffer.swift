@@ -24,7 +24,7 @@ package struct RingBuffer<Element>: ~Copyable {
     /// Index of the first live element.
     @usableFromInline var head = 0
     /// Number of live elements, starting at `head` and wrapping.
-    @usableFromInline package private(set) var count = 0
+    @usableFromInline package internal(set) var count = 0
 
     /// An empty buffer with room for 16 elements.
     @inlinable
