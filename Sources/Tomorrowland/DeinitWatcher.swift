@@ -7,8 +7,10 @@ import Dispatch
 /// Entries hold the object and the promise weakly. A timer on a private utility queue sweeps the
 /// entries every ``sweepInterval`` while there are any, and stops when there are none.
 ///
-/// `@unchecked Sendable`: `state` is only touched while holding `lock`.
-public final class DeinitWatcher: @unchecked Sendable {
+/// Its state is behind the library's lock for state (`LockedValue`), not the promise core's spin
+/// lock: a sweep walks every entry, far beyond the few dozen instructions a spin lock's waiter may
+/// burn waiting for.
+public final class DeinitWatcher: Sendable {
     /// The watcher `requestCancelOnDeinit(_: AnyObject)` uses.
     public static let shared = DeinitWatcher()
 
@@ -25,8 +27,7 @@ public final class DeinitWatcher: @unchecked Sendable {
         var timerArmed = false
     }
 
-    private let lock = SpinLock()
-    private var state = State()
+    private let state = LockedValue(State())
     private let queue = DispatchQueue(label: "Tomorrowland.DeinitWatcher", qos: .utility)
 
     private init() {}
@@ -35,7 +36,7 @@ public final class DeinitWatcher: @unchecked Sendable {
     func watch(_ object: AnyObject, cancelling cancellable: PromiseCancellable) {
         // Only the weak reference's nil-ness is ever read, from any thread: that is thread-safe.
         let object = UnsafeTransfer(object)
-        let arm: Bool = lock.withLock {
+        let arm: Bool = state.withLock { state in
             state.entries.append(Entry(object: object.wrapped, cancellable: cancellable))
             defer { state.timerArmed = true }
             return !state.timerArmed
@@ -46,7 +47,7 @@ public final class DeinitWatcher: @unchecked Sendable {
     /// The number of objects being watched (entries whose promise is still alive count until the
     /// next sweep).
     public var watchedCount: Int {
-        lock.withLock { state.entries.count }
+        state.withLock { $0.entries.count }
     }
 
     private func scheduleSweep() {
@@ -54,7 +55,7 @@ public final class DeinitWatcher: @unchecked Sendable {
     }
 
     private func sweep() {
-        let (dead, rearm): ([PromiseCancellable], Bool) = lock.withLock {
+        let (dead, rearm): ([PromiseCancellable], Bool) = state.withLock { state in
             var dead: [PromiseCancellable] = []
             state.entries.removeAll { entry in
                 if entry.object == nil {

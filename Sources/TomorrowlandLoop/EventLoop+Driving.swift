@@ -1,6 +1,7 @@
 import CLibevent
 import Synchronization
 import Tomorrowland
+package import TomorrowlandScheduling
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 extension EventLoop {
     /// Refuses work that arrived after shutdown, on the submitting thread, with the loops' one

@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 extension EventLoop: PromiseExecutor {
     /// Runs `work` on the loop's thread, soon; the same as ``execute(_:)`` (after shutdown,
@@ -75,7 +76,7 @@ extension EventLoop: PromiseExecutor {
         // On the loop's thread: the round's time if a round runs, else the clock.
         let nanoseconds = delay.schedulingNanoseconds
         let deadline = core.deadlineInRound(after: nanoseconds) ?? clockDeadline(after: nanoseconds)
-        return core.schedule(at: deadline, .promiseTimer(timer)).promiseTimerID
+        return core.schedule(at: deadline, .promiseTimer(timer))
     }
 
     /// Removes a timer stored with ``storeTimer(_:after:)`` and releases the loop's reference to
@@ -83,12 +84,11 @@ extension EventLoop: PromiseExecutor {
     /// from another thread (the timer guards itself meanwhile: it does nothing once cancelled).
     /// Does nothing after shutdown, which released every timer.
     public func cancelStoredTimer(_ id: PromiseTimerID) {
-        let timerID = SchedulingCore.TimerID(id)
         if inEventLoop {
             // The removed timer is released here, at once, outside any lock.
-            _ = core.cancel(timerID)
+            _ = core.cancel(id)
         } else {
-            _ = enqueueIfOpen { [unowned self] in _ = core.cancel(timerID) }
+            _ = enqueueIfOpen { [unowned self] in _ = core.cancel(id) }
         }
     }
 

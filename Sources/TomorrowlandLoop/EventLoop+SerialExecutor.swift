@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 /// The loop as a Swift Concurrency executor: a task or actor that prefers the loop runs its jobs
 /// on the loop's thread, in the same queue as promise work (a job is queued as is, with no closure

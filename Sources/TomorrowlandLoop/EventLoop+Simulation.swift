@@ -1,3 +1,5 @@
+internal import TomorrowlandScheduling
+
 extension EventLoop {
     /// When this simulated loop next has something to do, on the simulation's clock: now when
     /// work is ready (or waits in the inbox, or shutdown was asked for), its earliest timer's

@@ -2,6 +2,8 @@
     import Glibc
 #endif
 
+internal import TomorrowlandScheduling
+
 extension EventLoop {
     /// The loop's current time: what code running on the loop reads instead of a system clock.
     ///

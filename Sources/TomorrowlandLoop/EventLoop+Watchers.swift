@@ -1,6 +1,5 @@
 import CLibevent
 import Dispatch
-import Synchronization
 import Tomorrowland
 
 #if canImport(Glibc)
@@ -262,7 +261,7 @@ enum SignalOwnership {
 
 /// The result of work ``EventLoop/performOnLoopAndWait(_:)`` handed to the loop, and the wait for it.
 private final class HopOutcome<Value: Sendable>: Sendable {
-    private let slot = Mutex<Result<Value, any Error>?>(nil)
+    private let slot = LockedValue<Result<Value, any Error>?>(nil)
     private let delivered = DispatchSemaphore(value: 0)
 
     /// On the loop's thread: stores the outcome and wakes the waiting thread.

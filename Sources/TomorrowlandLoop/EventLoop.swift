@@ -1,6 +1,7 @@
 import CLibevent
 import Synchronization
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 #if canImport(Glibc)
     import Glibc

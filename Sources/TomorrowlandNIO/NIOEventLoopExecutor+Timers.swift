@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     extension NIOEventLoopExecutor {
         /// Runs `work` on the loop's thread once `delay` has passed on the loop's clock (its `now`:
@@ -30,7 +31,7 @@
         /// thread).
         public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any PromiseScheduledWork
         {
-            let handle = NIOLoopTimerHandle(executor: self)
+            let handle = NIOLoopTimerHandle(loop: self)
             // The work checks the handle first: a cancel from another thread claims the handle
             // before the loop has removed the timer.
             scheduleTimer(handle, after: delay) {
@@ -55,7 +56,7 @@
                 return NIOLoopTimerReference(
                     executor: self, timerID: timers.insert(at: timers.deadline(after: delay), work))
             }
-            let handle = NIOLoopTimerHandle(executor: self)
+            let handle = NIOLoopTimerHandle(loop: self)
             scheduleTimer(handle, after: delay, work)
             return handle
         }
@@ -73,7 +74,7 @@
         /// with ``scheduleSelfGuarded(after:_:)``, which hops to the loop.
         public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
             guard isCurrent else { return nil }
-            return timers.insert(at: timers.deadline(after: delay), work: .promiseTimer(timer)).promiseTimerID
+            return timers.insert(at: timers.deadline(after: delay), work: .promiseTimer(timer))
         }
 
         /// Removes a timer stored with ``storeTimer(_:after:)`` and releases the executor's
@@ -81,7 +82,7 @@
         /// a hop to the loop from another thread (the timer guards itself meanwhile: it does
         /// nothing once cancelled).
         public func cancelStoredTimer(_ id: PromiseTimerID) {
-            removeTimer(SchedulingCore.TimerID(id))
+            removeTimer(id)
         }
 
         /// Inserts `work` into the loop's timers, at once on the loop's thread, through one
@@ -110,20 +111,8 @@
             }
         }
 
-        /// Removes the timer of `handle` on the loop's thread (now, or through a hop).
-        func removeTimer(of handle: NIOLoopTimerHandle) {
-            if isCurrent {
-                handle.removeTimer(from: timers)
-                return
-            }
-            // A loop that is gone or shut down has released its timers already; NIO drops the hop.
-            guard let eventLoop else { return }
-            let timers = self.timers
-            eventLoop.execute { handle.removeTimer(from: timers) }
-        }
-
         /// Removes the timer `timerID` on the loop's thread (now, or through a hop).
-        func removeTimer(_ timerID: SchedulingCore.TimerID) {
+        func removeTimer(_ timerID: PromiseTimerID) {
             if isCurrent {
                 timers.remove(timerID)
                 return

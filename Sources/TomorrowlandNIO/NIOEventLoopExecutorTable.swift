@@ -10,8 +10,11 @@
     /// that doubles the table sweeps the dead entries out first, so the table stays proportional to
     /// the loops alive.
     ///
-    /// `@unchecked Sendable`: `state` is only touched while holding `lock`.
-    final class NIOEventLoopExecutorTable: @unchecked Sendable {
+    /// Behind the library's lock for state (`LockedValue`), not the promise core's spin lock: an
+    /// insertion can sweep the whole dictionary, far beyond the few dozen instructions a spin
+    /// lock's waiter may burn waiting for, and a lookup is not on a promise's path (a context made
+    /// with `.nio(loop)` keeps the executor).
+    final class NIOEventLoopExecutorTable: Sendable {
         static let shared = NIOEventLoopExecutorTable()
 
         private struct State {
@@ -20,22 +23,19 @@
             var sweepAt = 16
         }
 
-        private let lock = SpinLock()
-        private var state = State()
+        private let state = LockedValue(State())
 
         /// The executor for `eventLoop`, allocated on first use.
         func executor(for eventLoop: any EventLoop) -> NIOEventLoopExecutor {
             let id = ObjectIdentifier(eventLoop)
             // Loading the weak reference under the lock cannot run a deinitializer: if it is the
             // caller's loop, the caller holds it; if it is a dead loop, the load gives nil.
-            lock.lock()
-            let found = state.executors[id]
-            lock.unlock()
+            let found = state.withLock { $0.executors[id] }
             if let found, found.eventLoop === eventLoop {
                 return found
             }
             let created = NIOEventLoopExecutor(eventLoop)
-            let (result, released) = lock.withLock { () -> (NIOEventLoopExecutor, [NIOEventLoopExecutor]) in
+            let (result, released) = state.withLock { state -> (NIOEventLoopExecutor, [NIOEventLoopExecutor]) in
                 if let raced = state.executors[id], raced.eventLoop === eventLoop { return (raced, []) }
                 var released: [NIOEventLoopExecutor] = []
                 if let stale = state.executors.updateValue(created, forKey: id) { released.append(stale) }
@@ -54,7 +54,7 @@
 
         /// The number of entries, dead or alive (for tests).
         var count: Int {
-            lock.withLock { state.executors.count }
+            state.withLock { $0.executors.count }
         }
     }
 #endif

@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     /// The work a ``NIOEventLoopExecutor`` is given on its loop's own thread: a FIFO that one NIO
     /// task drains, up to ``batchSize`` items at a time.
@@ -44,12 +45,10 @@
         /// The most items one NIO task runs before the drain yields to the loop's other tasks.
         static let batchSize = 1024
 
-        // A ring buffer whose capacity is a power of two, so wrapping is a mask; items move in and
-        // out (`initialize(to:)`/`move()`) without an extra retain and release.
-        private var storage: UnsafeMutablePointer<LoopWork>
-        private var capacity = 16
-        private var head = 0
-        private var count = 0
+        // The scheduling engine's ring buffer, as the loops' ready FIFO. Unchecked exclusivity:
+        // every access is one short call on the buffer, on the loop's thread, that runs no user
+        // code (items are moved out before they run or are abandoned).
+        @exclusivity(unchecked) private var items = RingBuffer<LoopWork>()
         /// Whether a drain is queued on the loop or running.
         private var drainScheduled = false
         /// A ticket whose drain ran, kept for the next drain. It holds no reference to the queue
@@ -76,12 +75,11 @@
 
         init(eventLoop: any EventLoop) {
             self.loop = NIOUnretainedLoop.make(eventLoop)
-            storage = .allocate(capacity: capacity)
         }
 
         deinit {
             abandonAll()
-            storage.deallocate()
+            items.deallocate()
         }
 
         /// The spare ticket's identity, for tests (`nil` while a drain is queued or running).
@@ -117,9 +115,7 @@
         /// Queues `item` and, unless a drain is already queued or running, queues one on the loop.
         /// Call on the loop's thread only.
         func append(_ item: consuming LoopWork) {
-            if count == capacity { grow() }
-            (storage + ((head + count) & (capacity - 1))).initialize(to: item)
-            count += 1
+            items.append(item)
             if !drainScheduled { scheduleDrain() }
         }
 
@@ -168,9 +164,9 @@
         fileprivate func drain() -> Bool {
             var ran = 0
             ExecutionFlags.running(on: self) {
-                while ran < Self.batchSize, count > 0 {
+                while ran < Self.batchSize, !items.isEmpty {
                     ran += 1
-                    switch removeFirst() {
+                    switch items.removeFirst() {
                     case .closure(let closure): closure()
                     case .promiseJob(let job): job.run()
                     case .job: preconditionFailure("NIOLoopLocalQueue holds no Swift Concurrency jobs")
@@ -214,28 +210,9 @@
         /// Settles everything queued without running it: the loop dropped the drain.
         fileprivate func abandonAll() {
             drainScheduled = false
-            while count > 0 {
-                if case .promiseJob(let job) = removeFirst() { job.abandon() }
+            while !items.isEmpty {
+                if case .promiseJob(let job) = items.removeFirst() { job.abandon() }
             }
-        }
-
-        private func removeFirst() -> LoopWork {
-            let item = (storage + head).move()
-            head = (head + 1) & (capacity - 1)
-            count -= 1
-            return item
-        }
-
-        private func grow() {
-            let newStorage = UnsafeMutablePointer<LoopWork>.allocate(capacity: capacity * 2)
-            // Unwrap the ring into the front of the new buffer.
-            let firstRun = min(count, capacity - head)
-            newStorage.moveInitialize(from: storage + head, count: firstRun)
-            (newStorage + firstRun).moveInitialize(from: storage, count: count - firstRun)
-            storage.deallocate()
-            storage = newStorage
-            capacity *= 2
-            head = 0
         }
     }
 

@@ -1,5 +1,6 @@
 #if NIO
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     /// The handle of a self-guarded timer that ``NIOEventLoopExecutor`` scheduled on its loop's
     /// thread: the executor and the timer's place in the heap, a value that fits in an existential's
@@ -11,7 +12,7 @@
     /// place (the timer ran or was removed, even if its slot was reused since) removes nothing.
     struct NIOLoopTimerReference: PromiseScheduledWork {
         let executor: NIOEventLoopExecutor
-        let timerID: SchedulingCore.TimerID
+        let timerID: PromiseTimerID
 
         /// Removes the timer, if it is still pending, and releases its work. Safe from any thread.
         func cancel() {

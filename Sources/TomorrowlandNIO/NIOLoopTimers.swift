@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     /// The timers of a ``NIOEventLoopExecutor``: a heap of its own, ordered by (deadline, scheduling
     /// order), and one NIO scheduled callback armed for the earliest deadline.
@@ -76,13 +77,13 @@
 
         /// Adds a timer whose work is `work` and arms a NIO callback if it is due before every
         /// armed one. On the loop.
-        func insert(at deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> SchedulingCore.TimerID {
+        func insert(at deadline: UInt64, _ work: @escaping @Sendable () -> Void) -> PromiseTimerID {
             insert(at: deadline, work: .closure(work))
         }
 
         /// Adds a timer that runs `work` (a closure, or a promise timer stored as it is) and arms a
         /// NIO callback if it is due before every armed one. On the loop.
-        func insert(at deadline: UInt64, work: consuming LoopWork) -> SchedulingCore.TimerID {
+        func insert(at deadline: UInt64, work: consuming LoopWork) -> PromiseTimerID {
             let id = core.schedule(at: deadline, work)
             if deadline < earliestArmedDeadline { arm(at: deadline) }
             return id
@@ -90,7 +91,7 @@
 
         /// Removes a pending timer and releases its work, here (the caller holds no lock). A timer
         /// that already ran or was removed is left alone. On the loop.
-        func remove(_ id: SchedulingCore.TimerID) {
+        func remove(_ id: PromiseTimerID) {
             _ = core.cancel(id)
         }
 

@@ -1,6 +1,7 @@
 #if ServiceLifecycle
     import ServiceLifecycle
     import Synchronization
+    import Tomorrowland
     import TomorrowlandLoop
 
     /// What ``EventLoopGroupService`` and ``EventLoopService`` share: the registrations, the wait
@@ -26,7 +27,7 @@
         }
 
         let gracePeriod: Duration
-        private let state = Mutex(LoopServiceStateMachine())
+        private let state = LockedValue(LoopServiceStateMachine())
         private let trigger = OneShotGate<Trigger>()
         private let drainEnd = OneShotGate<DrainEnd>()
 

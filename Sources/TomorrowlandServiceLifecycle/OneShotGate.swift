@@ -1,5 +1,5 @@
 #if ServiceLifecycle
-    import Synchronization
+    import Tomorrowland
 
     /// A value that is settled once and awaited by one task: the first ``settle(_:)`` wins.
     ///
@@ -12,7 +12,7 @@
             case settled(Value)
         }
 
-        private let state = Mutex<State>(.open(waiter: nil))
+        private let state = LockedValue<State>(.open(waiter: nil))
 
         /// Settles the gate with `value` unless it is settled already; true if this call settled it.
         @discardableResult

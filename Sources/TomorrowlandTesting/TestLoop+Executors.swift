@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 /// A `TestLoop` is a serial executor and a task executor, so async code under test runs on it
 /// deterministically.

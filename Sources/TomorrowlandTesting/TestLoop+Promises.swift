@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 extension TestLoop {
     /// Drives the loop until `promise` resolves and returns its result.

@@ -1,4 +1,5 @@
 import Tomorrowland
+package import TomorrowlandScheduling
 
 #if canImport(Glibc)
     import Glibc

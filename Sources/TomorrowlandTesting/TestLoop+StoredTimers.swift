@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 extension TestLoop {
     /// Keeps a promise timer (a `timeout`, `delay`, `Promise(on:…after:)` or `retry` on this loop)
@@ -12,16 +13,15 @@ extension TestLoop {
     ///   core then arms the timer with ``schedule(after:_:)``, which refuses it).
     public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
         let nanoseconds = delay.schedulingNanoseconds
-        let id = state.withLock { state -> SchedulingCore.TimerID? in
+        return state.withLock { state -> PromiseTimerID? in
             guard state.lifecycle.admitsWork else { return nil }
             return state.core.schedule(at: state.core.deadline(after: nanoseconds), .promiseTimer(timer))
         }
-        return id?.promiseTimerID
     }
 
     /// Removes a timer stored with ``storeTimer(_:after:)`` and releases the loop's reference to
     /// it, unrun, if it is still pending. Safe from any thread.
     public func cancelStoredTimer(_ id: PromiseTimerID) {
-        cancel(SchedulingCore.TimerID(id))
+        cancel(id)
     }
 }

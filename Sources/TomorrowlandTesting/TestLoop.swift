@@ -1,4 +1,5 @@
 import Tomorrowland
+package import TomorrowlandScheduling
 
 /// A deterministic executor with a virtual clock, for tests.
 ///
@@ -111,7 +112,7 @@ public final class TestLoop: PromiseExecutor {
         after delay: Duration, _ work: @escaping @Sendable () -> Void
     ) -> any PromiseScheduledWork {
         let nanoseconds = delay.schedulingNanoseconds
-        let id = state.withLock { state -> SchedulingCore.TimerID? in
+        let id = state.withLock { state -> PromiseTimerID? in
             guard state.lifecycle.admitsWork else { return nil }
             return state.core.schedule(at: state.core.deadline(after: nanoseconds), .closure(work))
         }
@@ -398,7 +399,7 @@ public final class TestLoop: PromiseExecutor {
         if let refused { refuseLateWork(refused) }
     }
 
-    func cancel(_ id: SchedulingCore.TimerID) {
+    func cancel(_ id: PromiseTimerID) {
         let removed = state.withLock { $0.core.cancel(id) }
         // Released here, after unlocking: its deinitializers may call back into the loop.
         _ = consume removed

@@ -1,4 +1,5 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 /// The handle ``TestLoop/schedule(after:_:)`` returns: cancels one virtual timer.
 ///
@@ -6,7 +7,7 @@ import Tomorrowland
 /// `any PromiseScheduledWork` allocates nothing.
 struct TestLoopScheduledWork: PromiseScheduledWork {
     let loop: TestLoop
-    let id: SchedulingCore.TimerID
+    let id: PromiseTimerID
 
     /// Removes the timer in O(log n) and releases its work, if it has not run yet.
     ///

@@ -1,3 +1,5 @@
+import Tomorrowland
+
 /// One unit of work a loop runs: a closure, a promise callback, a promise timer, or a Swift
 /// Concurrency job.
 ///

@@ -1,3 +1,5 @@
+import Tomorrowland
+
 #if canImport(Glibc)
     import Glibc
 #endif

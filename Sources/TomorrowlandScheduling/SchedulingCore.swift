@@ -1,10 +1,13 @@
-// Why this engine lives in the promise module: `EventLoop` (TomorrowlandLoop) and `TestLoop`
-// (TomorrowlandTesting) must share one implementation, and neither module may depend on the
-// other (TomorrowlandTesting must build without libevent; TomorrowlandLoop must not ship test
-// doubles). The core module is the one module both already depend on. Everything here is
-// `package`: no user of the library can see it, and an app that links only `Tomorrowland` strips
-// it as dead code. A module of its own would add a target that only these two use, for no
-// difference a user could observe.
+import Tomorrowland
+
+// Why a module of its own: `EventLoop` (TomorrowlandLoop), `TestLoop` (TomorrowlandTesting) and
+// `NIOEventLoopExecutor` (TomorrowlandNIO) share this engine, and none of them may depend on
+// another (TomorrowlandTesting must build without libevent; TomorrowlandLoop must not ship test
+// doubles). The promise core never uses it, so it depends on the core (for `PromiseJob`,
+// `PromiseTimerJob`, `PromiseTimerID`, `LockedValue`), not the reverse. It is a target, not a
+// product: the loops import it `package` or `internal`, so no public API shows its types.
+// Everything the loops' hot paths call is `@inlinable` on `@usableFromInline` types, which is
+// how they reach it across the module boundary (see ``SchedulingCore/enqueue(_:)``).
 
 /// The scheduling policy of every loop, written once: a FIFO of ready work, a heap of timers, one
 /// sequence counter, rounds, and the one function that decides what runs next.
@@ -50,7 +53,7 @@
 ///
 /// Queueing ready work is O(1) amortised. Scheduling and cancelling a timer are O(log n) with no
 /// search, and O(1) for timers scheduled in key order (equal delays, or growing ones, such as
-/// timeouts): a timer's ``TimerID`` names a slot that knows the timer's place. Cancelled timers
+/// timeouts): a timer's `PromiseTimerID` names a slot that knows the timer's place. Cancelled timers
 /// leave at once and their work is handed back to be released (no lazy deletion).
 ///
 /// - Important: Not thread-safe. One thread owns a core at a time (a loop's own thread); the
@@ -61,33 +64,6 @@
 /// type that is not is not serialized for them, and they call instead.
 @usableFromInline
 package final class SchedulingCore {
-    /// Names one scheduled timer, for ``SchedulingCore/cancel(_:)``.
-    ///
-    /// A plain value: cancelling with an identifier whose timer already ran or was cancelled does
-    /// nothing, even after its slot was reused, because the sequence differs.
-    package struct TimerID: Hashable, Sendable {
-        package let slot: UInt32
-        package let sequence: UInt64
-
-        @inlinable
-        package init(slot: UInt32, sequence: UInt64) {
-            self.slot = slot
-            self.sequence = sequence
-        }
-
-        /// The identifier of a promise timer the loop stored (`PromiseExecutor.storeTimer`).
-        @inlinable
-        package init(_ id: PromiseTimerID) {
-            self.init(slot: id.slot, sequence: id.sequence)
-        }
-
-        /// This identifier as the promise core keeps it.
-        @inlinable
-        package var promiseTimerID: PromiseTimerID {
-            PromiseTimerID(slot: slot, sequence: sequence)
-        }
-    }
-
     /// The core's time, in nanoseconds on the owner's clock: the time of the current round, or of
     /// the last one.
     @exclusivity(unchecked) @usableFromInline package private(set) var currentTime: UInt64
@@ -152,12 +128,18 @@ package final class SchedulingCore {
 
     /// Schedules `work` at `deadline` (raised to ``currentTime`` if earlier) and returns the
     /// identifier that cancels it.
-    package func schedule(at deadline: UInt64, _ work: consuming LoopWork) -> TimerID {
+    ///
+    /// The identifier is the promise core's `PromiseTimerID` (the timer's slot and its sequence
+    /// number), so that a promise timer stored with `PromiseExecutor.storeTimer` is named by what
+    /// this returns, with no conversion. A plain value: cancelling with an identifier whose timer
+    /// already ran or was cancelled does nothing, even after its slot was reused, because the
+    /// sequence differs.
+    package func schedule(at deadline: UInt64, _ work: consuming LoopWork) -> PromiseTimerID {
         let sequence = nextSequence
         nextSequence &+= 1
         // `consuming` down to the slot: the caller's reference moves in, no retain and release.
         let slot = timers.insert(consume work, deadline: max(deadline, currentTime), sequence: sequence)
-        return TimerID(slot: slot, sequence: sequence)
+        return PromiseTimerID(slot: slot, sequence: sequence)
     }
 
     /// Cancels a pending timer: removes it in O(log n) and hands its work back.
@@ -168,7 +150,7 @@ package final class SchedulingCore {
     ///
     /// - Returns: The timer's work if it was pending, nil if it already ran or was cancelled.
     @discardableResult
-    package func cancel(_ id: TimerID) -> LoopWork? {
+    package func cancel(_ id: PromiseTimerID) -> LoopWork? {
         timers.remove(slot: id.slot, sequence: id.sequence)
     }
 
@@ -212,7 +194,7 @@ package final class SchedulingCore {
     @inlinable
     @inline(__always)
     package func nextInRound() -> LoopWork? {
-        if timers.count == 0 && ready.count > 0 { return ready.removeFirst() }
+        if timers.count == 0 && ready.count > 0 { return ready.removeFirstWork() }
         return nextInRoundMergingTimers()
     }
 
@@ -229,7 +211,7 @@ package final class SchedulingCore {
             {
                 return timers.removeMin()
             }
-            return ready.removeFirst()
+            return ready.removeFirstWork()
         }
         if let timerKey, timerKey.deadline <= now {
             return timers.removeMin()
@@ -289,7 +271,7 @@ package final class SchedulingCore {
     package func removeAllReady() -> [LoopWork] {
         var removed: [LoopWork] = []
         removed.reserveCapacity(ready.count)
-        while !ready.isEmpty { removed.append(ready.removeFirst()) }
+        while !ready.isEmpty { removed.append(ready.removeFirstWork()) }
         return removed
     }
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandScheduling
 
 /// Records labels in the order work runs.
 private final class EventLog: Sendable {
@@ -231,7 +232,7 @@ struct SchedulingCoreTests {
         // no keys compared) and the merge by key, in both directions, with the ring wrapped.
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 10)
         let log = EventLog()
-        nonisolated(unsafe) var timer: SchedulingCore.TimerID?
+        nonisolated(unsafe) var timer: PromiseTimerID?
         for index in 0..<12 {
             core.enqueue(
                 .closure {
@@ -283,7 +284,7 @@ struct SchedulingCoreTests {
         nonisolated(unsafe) let core = SchedulingCore()
         let log = EventLog()
         let spy = ReleaseSpy()
-        var ids: [SchedulingCore.TimerID] = []
+        var ids: [PromiseTimerID] = []
         for index in 0..<10 {
             let token = spy.token()
             ids.append(
@@ -328,7 +329,7 @@ struct SchedulingCoreTests {
     @Test func aTimerCancellingItselfWhileRunningIsANoOp() {
         nonisolated(unsafe) let core = SchedulingCore()
         let result = LockedValue<Bool?>(nil)
-        let id = LockedValue<SchedulingCore.TimerID?>(nil)
+        let id = LockedValue<PromiseTimerID?>(nil)
         id.withLock {
             $0 = core.schedule(
                 at: 1,
@@ -346,7 +347,7 @@ struct SchedulingCoreTests {
         let log = EventLog()
         // Reference: pending timers as (deadline, sequence, label).
         var model: [(deadline: UInt64, order: Int, label: Int)] = []
-        var live: [(id: SchedulingCore.TimerID, label: Int)] = []
+        var live: [(id: PromiseTimerID, label: Int)] = []
         var order = 0
         for label in 0..<5_000 {
             if !live.isEmpty && Int.random(in: 0..<3, using: &generator) == 0 {
@@ -372,7 +373,7 @@ struct SchedulingCoreTests {
         // removal; pops in between move the clock, so later timers may be raised to it.
         var generator = SplitMix64(state: 2_026)
         let core = SchedulingCore()
-        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var model: [(deadline: UInt64, order: Int, id: PromiseTimerID)] = []
         var order = 0
         var popped = 0
         for _ in 0..<20_000 {
@@ -413,7 +414,7 @@ struct SchedulingCoreTests {
     @Test func aHundredThousandTimersCancelledInSchedulingOrderLeaveNothingBehind() {
         nonisolated(unsafe) let core = SchedulingCore()
         let spy = ReleaseSpy()
-        var ids: [SchedulingCore.TimerID] = []
+        var ids: [PromiseTimerID] = []
         ids.reserveCapacity(100_000)
         for _ in 0..<100_000 {
             let token = spy.token()
@@ -431,7 +432,7 @@ struct SchedulingCoreTests {
         // heap; cancels hit the run's first, last and middle timers and the heap's.
         nonisolated(unsafe) let core = SchedulingCore()
         let log = EventLog()
-        var ids: [String: SchedulingCore.TimerID] = [:]
+        var ids: [String: PromiseTimerID] = [:]
         for (label, deadline) in [
             ("a", 10), ("b", 10), ("c", 20), ("d", 5), ("e", 20), ("f", 15), ("g", 30), ("h", 1), ("i", 30),
             ("j", 25), ("k", 40),
@@ -457,7 +458,7 @@ struct SchedulingCoreTests {
         let core = SchedulingCore()
         let log = EventLog()
         let delays: [UInt64] = [1_000, 1_000, 1_000, 5_000, 300]
-        var model: [(deadline: UInt64, order: Int, id: SchedulingCore.TimerID)] = []
+        var model: [(deadline: UInt64, order: Int, id: PromiseTimerID)] = []
         var order = 0
         var popped = 0
         for _ in 0..<30_000 {
