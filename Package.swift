@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandSchedulingTests",
-            dependencies: ["TomorrowlandScheduling", "Tomorrowland"]
+            dependencies: ["TomorrowlandScheduling", "Tomorrowland", "TomorrowlandTestSupport"]
         ),
         .testTarget(
             name: "TomorrowlandTests",

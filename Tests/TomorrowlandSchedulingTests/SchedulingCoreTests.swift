@@ -1,38 +1,7 @@
-import Synchronization
 import Testing
 import Tomorrowland
 import TomorrowlandScheduling
-
-/// Records labels in the order work runs.
-private final class EventLog: Sendable {
-    private let storage = LockedValue<[String]>([])
-    var events: [String] { storage.withLock { $0 } }
-    func record(_ event: String) { storage.withLock { $0.append(event) } }
-}
-
-/// Counts deinitializations of the objects it hands out, to see when work is released.
-private final class ReleaseSpy: Sendable {
-    final class Token: Sendable {
-        let spy: ReleaseSpy
-        init(_ spy: ReleaseSpy) { self.spy = spy }
-        deinit { spy.released.add(1, ordering: .relaxed) }
-    }
-    let released = Atomic<Int>(0)
-    var releasedCount: Int { released.load(ordering: .relaxed) }
-    func token() -> Token { Token(self) }
-}
-
-/// A small deterministic generator (SplitMix64), so randomized tests replay exactly.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TomorrowlandTestSupport
 
 /// Runs the closure `work` holds.
 private func run(_ work: LoopWork) {
@@ -63,18 +32,18 @@ private func drain(_ core: SchedulingCore, until target: UInt64) {
 struct SchedulingCoreTests {
     @Test func readyWorkRunsInFIFOOrder() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         for index in 0..<100 { core.enqueue(.closure { log.record("\(index)") }) }
         #expect(core.readyCount == 100)
         drain(core, until: 0)
-        #expect(log.events == (0..<100).map { "\($0)" })
+        #expect(log.values == (0..<100).map { "\($0)" })
         #expect(core.isEmpty)
     }
 
     @Test func readyQueueKeepsOrderAcrossGrowthWhileWrapped() {
         // Interleave removals and appends so the ring wraps before it grows.
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         var expected: [String] = []
         var next = 0
         for _ in 0..<10 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
@@ -88,13 +57,13 @@ struct SchedulingCoreTests {
         for _ in 0..<40 { core.enqueue(.closure { [next] in log.record("\(next)") }); next += 1 }
         drain(core, until: 0)
         expected += (5..<50).map { "\($0)" }
-        #expect(log.events == expected)
+        #expect(log.values == expected)
     }
 
     @Test func timersRunInDeadlineOrderWhateverTheSchedulingOrder() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
-        var generator = SplitMix64(state: 42)
+        let log = Recorder<String>()
+        var generator = SeededGenerator(seed: 42)
         let deadlines = (0..<500).map { _ in UInt64.random(in: 1...1_000, using: &generator) }
         for (index, deadline) in deadlines.enumerated() {
             _ = core.schedule(at: deadline, .closure { log.record("\(deadline)/\(index)") })
@@ -103,20 +72,20 @@ struct SchedulingCoreTests {
         let expected = deadlines.enumerated()
             .sorted { ($0.element, $0.offset) < ($1.element, $1.offset) }
             .map { "\($0.element)/\($0.offset)" }
-        #expect(log.events == expected)
+        #expect(log.values == expected)
     }
 
     @Test func timersWithEqualDeadlinesRunInSchedulingOrder() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         for index in 0..<64 { _ = core.schedule(at: 7, .closure { log.record("\(index)") }) }
         drain(core, until: 7)
-        #expect(log.events == (0..<64).map { "\($0)" })
+        #expect(log.values == (0..<64).map { "\($0)" })
     }
 
     @Test func currentTimeIsTheRoundsTimeWhileItRuns() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let seen = LockedValue<[UInt64]>([])
+        let seen = Locked<[UInt64]>([])
         for deadline: UInt64 in [30, 10, 20] {
             _ = core.schedule(at: deadline, .closure { seen.withLock { $0.append(core.currentTime) } })
         }
@@ -128,7 +97,7 @@ struct SchedulingCoreTests {
 
     @Test func aVirtualClockLooksAtEachDeadlineInTurnThenRestsAtTheTarget() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let seen = LockedValue<[UInt64]>([])
+        let seen = Locked<[UInt64]>([])
         for deadline: UInt64 in [30, 10, 20] {
             _ = core.schedule(at: deadline, .closure { seen.withLock { $0.append(core.currentTime) } })
         }
@@ -142,7 +111,7 @@ struct SchedulingCoreTests {
         // then what they queued, keyed at the round's time. Timers they schedule with deadlines
         // already past are raised to the round's time and join the ready work in FIFO order.
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = core.schedule(
             at: 10,
             .closure {
@@ -154,7 +123,7 @@ struct SchedulingCoreTests {
         _ = core.schedule(at: 10, .closure { log.record("B@\(core.currentTime)") })
         _ = core.schedule(at: 12, .closure { log.record("C@\(core.currentTime)") })
         runRound(core, at: 20)
-        #expect(log.events == ["A@20", "B@20", "C@20", "ready-from-A", "timer10-from-A", "ready2-from-A"])
+        #expect(log.values == ["A@20", "B@20", "C@20", "ready-from-A", "timer10-from-A", "ready2-from-A"])
         #expect(core.isEmpty)
     }
 
@@ -168,11 +137,11 @@ struct SchedulingCoreTests {
 
     @Test func timersAfterTheTargetStayPending() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = core.schedule(at: 10, .closure { log.record("10") })
         _ = core.schedule(at: 11, .closure { log.record("11") })
         drain(core, until: 10)
-        #expect(log.events == ["10"])
+        #expect(log.values == ["10"])
         #expect(core.timerCount == 1)
         #expect(core.nextTimerDeadline == 11)
         #expect(core.currentTime == 10)
@@ -180,7 +149,7 @@ struct SchedulingCoreTests {
 
     @Test func workQueuedDuringAStepRunsInTheSameRoundAfterWhatWasAlreadyDue() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         // Two timers due at 10. The first queues ready work and schedules a timer for 10 and one
         // for 15: all three are due by the target, and all come after timer B, which was already
         // due at 10.
@@ -196,7 +165,7 @@ struct SchedulingCoreTests {
         _ = core.schedule(at: 12, .closure { log.record("C@\(core.currentTime)") })
         drain(core, until: 20)
         #expect(
-            log.events == [
+            log.values == [
                 "A@10", "B@10", "ready-from-A@10", "timer10-from-A@10", "C@12", "timer15-from-A@15",
             ])
         #expect(core.isEmpty)
@@ -205,7 +174,7 @@ struct SchedulingCoreTests {
 
     @Test func readyWorkQueuedBeforeATimerCameDueRunsFirstAndLaterWorkAfter() {
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 5)
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = core.schedule(
             at: 8,
             .closure {
@@ -214,24 +183,24 @@ struct SchedulingCoreTests {
             })
         core.enqueue(.closure { log.record("queued-at-5") })
         drain(core, until: 10)
-        #expect(log.events == ["queued-at-5", "timer", "queued-by-timer"])
+        #expect(log.values == ["queued-at-5", "timer", "queued-by-timer"])
     }
 
     @Test func aDueTimerPrecedesReadyWorkQueuedAfterItAtTheSameInstant() {
         // Real-loop shape: the timer was scheduled for "now", then ready work was queued.
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = core.schedule(at: 0, .closure { log.record("timer") })
         core.enqueue(.closure { log.record("ready") })
         drain(core, until: 0)
-        #expect(log.events == ["timer", "ready"])
+        #expect(log.values == ["timer", "ready"])
     }
 
     @Test func readyWorkKeepsOneOrderWhileTimersComeAndGoMidRound() {
         // The round switches between the case with no timer pending (the first ready entry,
         // no keys compared) and the merge by key, in both directions, with the ring wrapped.
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 10)
-        let log = EventLog()
+        let log = Recorder<String>()
         nonisolated(unsafe) var timer: PromiseTimerID?
         for index in 0..<12 {
             core.enqueue(
@@ -254,18 +223,18 @@ struct SchedulingCoreTests {
         }
         drain(core, until: 10)
         #expect(
-            log.events == (0..<12).map { "r\($0)" } + ["zero-delay", "after-zero-delay"])
+            log.values == (0..<12).map { "r\($0)" } + ["zero-delay", "after-zero-delay"])
         #expect(core.isEmpty)
     }
 
     @Test func aTimerInThePastIsRaisedToNowAndRunsAfterWorkAlreadyDue() {
         nonisolated(unsafe) let core = SchedulingCore(currentTime: 100)
-        let log = EventLog()
+        let log = Recorder<String>()
         core.enqueue(.closure { log.record("ready") })
         _ = core.schedule(at: 3, .closure { log.record("late-timer@\(core.currentTime)") })
         #expect(core.nextTimerDeadline == 100)
         drain(core, until: 100)
-        #expect(log.events == ["ready", "late-timer@100"])
+        #expect(log.values == ["ready", "late-timer@100"])
     }
 
     @Test func timeNeverGoesBackwards() {
@@ -273,16 +242,16 @@ struct SchedulingCoreTests {
         core.beginRound(at: 10)
         #expect(core.nextInRound() == nil)
         #expect(core.currentTime == 50)
-        let log = EventLog()
+        let log = Recorder<String>()
         core.enqueue(.closure { log.record("ready") })
         drain(core, until: 0)
-        #expect(log.events == ["ready"])
+        #expect(log.values == ["ready"])
         #expect(core.currentTime == 50)
     }
 
     @Test func cancelledTimersNeverRunAndAreReleasedAtOnce() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         let spy = ReleaseSpy()
         var ids: [PromiseTimerID] = []
         for index in 0..<10 {
@@ -298,38 +267,38 @@ struct SchedulingCoreTests {
         #expect(spy.releasedCount == 5)
         #expect(core.timerCount == 5)
         drain(core, until: 100)
-        #expect(log.events == ["0", "2", "4", "6", "8"])
+        #expect(log.values == ["0", "2", "4", "6", "8"])
         #expect(spy.releasedCount == 10)
     }
 
     @Test func cancellingTwiceOrAfterRunningDoesNothing() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         let ran = core.schedule(at: 1, .closure { log.record("ran") })
         let cancelled = core.schedule(at: 2, .closure { log.record("cancelled") })
         #expect(core.cancel(cancelled) != nil)
         #expect(core.cancel(cancelled) == nil)
         drain(core, until: 5)
         #expect(core.cancel(ran) == nil)
-        #expect(log.events == ["ran"])
+        #expect(log.values == ["ran"])
     }
 
     @Test func aStaleIdentifierDoesNotCancelTheTimerThatReusedItsSlot() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         let first = core.schedule(at: 1, .closure { log.record("first") })
         #expect(core.cancel(first) != nil)
         let second = core.schedule(at: 1, .closure { log.record("second") })
         #expect(second.slot == first.slot)  // the slot was reused...
         #expect(core.cancel(first) == nil)  // ...but the old identifier no longer matches
         drain(core, until: 1)
-        #expect(log.events == ["second"])
+        #expect(log.values == ["second"])
     }
 
     @Test func aTimerCancellingItselfWhileRunningIsANoOp() {
         nonisolated(unsafe) let core = SchedulingCore()
-        let result = LockedValue<Bool?>(nil)
-        let id = LockedValue<PromiseTimerID?>(nil)
+        let result = Locked<Bool?>(nil)
+        let id = Locked<PromiseTimerID?>(nil)
         id.withLock {
             $0 = core.schedule(
                 at: 1,
@@ -342,9 +311,9 @@ struct SchedulingCoreTests {
     }
 
     @Test func randomSchedulesAndCancelsMatchAReferenceModel() {
-        var generator = SplitMix64(state: 7)
+        var generator = SeededGenerator(seed: 7)
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         // Reference: pending timers as (deadline, sequence, label).
         var model: [(deadline: UInt64, order: Int, label: Int)] = []
         var live: [(id: PromiseTimerID, label: Int)] = []
@@ -365,13 +334,13 @@ struct SchedulingCoreTests {
         #expect(core.timerCount == model.count)
         drain(core, until: 50)
         let expected = model.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }.map { "\($0.label)" }
-        #expect(log.events == expected)
+        #expect(log.values == expected)
     }
 
     @Test func interleavedSchedulesCancelsAndPopsMatchAReferenceModel() {
         // Wide deadlines and cancels anywhere in the heap exercise both sift directions of a
         // removal; pops in between move the clock, so later timers may be raised to it.
-        var generator = SplitMix64(state: 2_026)
+        var generator = SeededGenerator(seed: 2_026)
         let core = SchedulingCore()
         var model: [(deadline: UInt64, order: Int, id: PromiseTimerID)] = []
         var order = 0
@@ -431,7 +400,7 @@ struct SchedulingCoreTests {
         // Nondecreasing deadlines join the sorted run in front of the heap, earlier ones go to the
         // heap; cancels hit the run's first, last and middle timers and the heap's.
         nonisolated(unsafe) let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         var ids: [String: PromiseTimerID] = [:]
         for (label, deadline) in [
             ("a", 10), ("b", 10), ("c", 20), ("d", 5), ("e", 20), ("f", 15), ("g", 30), ("h", 1), ("i", 30),
@@ -446,7 +415,7 @@ struct SchedulingCoreTests {
         _ = core.schedule(at: 30, .closure { log.record("l") })
         _ = core.schedule(at: 12, .closure { log.record("m") })
         drain(core, until: 40)
-        #expect(log.events == ["h", "b", "m", "f", "c", "j", "g", "i", "l"])
+        #expect(log.values == ["h", "b", "m", "f", "c", "j", "g", "i", "l"])
         #expect(core.isEmpty)
     }
 
@@ -454,9 +423,9 @@ struct SchedulingCoreTests {
         // What a server's timers look like: a few fixed delays counted from a moving clock (mostly
         // nondecreasing deadlines, with ties inside a round), cancelled mostly oldest first, some
         // anywhere, some firing; run and heap both hold timers and both hand out the minimum.
-        var generator = SplitMix64(state: 18)
+        var generator = SeededGenerator(seed: 18)
         let core = SchedulingCore()
-        let log = EventLog()
+        let log = Recorder<String>()
         let delays: [UInt64] = [1_000, 1_000, 1_000, 5_000, 300]
         var model: [(deadline: UInt64, order: Int, id: PromiseTimerID)] = []
         var order = 0
@@ -480,7 +449,7 @@ struct SchedulingCoreTests {
                 let due = model.filter { $0.deadline <= target }
                     .sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
                 var handedOut: [UInt64] = []
-                let logged = log.events.count
+                let logged = log.values.count
                 while let look = core.nextLook(notAfter: target) {
                     core.beginRound(at: look)
                     while let work = core.nextInRound() {
@@ -490,7 +459,7 @@ struct SchedulingCoreTests {
                 }
                 core.advanceIdle(to: target)
                 #expect(handedOut == due.map(\.deadline))
-                #expect(Array(log.events[logged...]) == due.map { "\($0.order)" })
+                #expect(Array(log.values[logged...]) == due.map { "\($0.order)" })
                 for expected in due { #expect(core.cancel(expected.id) == nil) }
                 popped += due.count
                 model.removeAll { $0.deadline <= target }
@@ -506,7 +475,7 @@ struct SchedulingCoreTests {
             while let work = core.nextInRound() {
                 #expect(core.currentTime == remaining[handedOut].deadline)
                 run(work)
-                #expect(log.events.last == "\(remaining[handedOut].order)")
+                #expect(log.values.last == "\(remaining[handedOut].order)")
                 handedOut += 1
             }
         }
@@ -516,8 +485,8 @@ struct SchedulingCoreTests {
     @Test func aBudgetedRoundStopsEarlyAndTheNextRoundKeepsTheSameOrder() {
         nonisolated(unsafe) let budgeted = SchedulingCore()
         nonisolated(unsafe) let unbudgeted = SchedulingCore()
-        let budgetedLog = EventLog()
-        let unbudgetedLog = EventLog()
+        let budgetedLog = Recorder<String>()
+        let unbudgetedLog = Recorder<String>()
         for (core, log) in [(budgeted, budgetedLog), (unbudgeted, unbudgetedLog)] {
             nonisolated(unsafe) let core = core
             for index in 0..<5 {
@@ -542,8 +511,8 @@ struct SchedulingCoreTests {
         }
         runRound(unbudgeted, at: 10)
         #expect(rounds == 3)
-        #expect(budgetedLog.events == unbudgetedLog.events)
-        #expect(budgetedLog.events.count == 10)
+        #expect(budgetedLog.values == unbudgetedLog.values)
+        #expect(budgetedLog.values.count == 10)
     }
 
     @Test func nextDeadlineIsNowWhileReadyWorkWaitsElseTheEarliestTimer() {
@@ -574,11 +543,11 @@ struct SchedulingCoreTests {
         #expect(spy.releasedCount == 40)
         #expect(core.isEmpty)
         // The heap is usable again afterwards.
-        let log = EventLog()
+        let log = Recorder<String>()
         _ = core.schedule(at: 2, .closure { log.record("b") })
         _ = core.schedule(at: 1, .closure { log.record("a") })
         drain(core, until: 2)
-        #expect(log.events == ["a", "b"])
+        #expect(log.values == ["a", "b"])
     }
 
     @Test func deinitializingTheCoreReleasesPendingWork() {
