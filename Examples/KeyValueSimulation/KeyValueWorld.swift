@@ -141,6 +141,14 @@ public final class KeyValueWorld: @unchecked Sendable {
         guard !network.step() else {
             return outcome(failing: "events pending after the server stopped")
         }
+        // Every connection closed at both ends, but for the client ends of attempts given up
+        // (a connect timed out while the server accepted), which never became connections.
+        let opened = network.trace.count { $0.kind == .queued }
+        let closed = network.trace.count { $0.kind == .close }
+        let abandoned = network.trace.count { $0.kind == .reset && $0.detail.contains("abandoned") }
+        guard closed == 2 * opened - abandoned else {
+            return outcome(failing: "\(2 * opened - abandoned - closed) connection ends left open")
+        }
         return outcome()
     }
 
