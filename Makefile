@@ -9,7 +9,7 @@ SWIFT_TRAITS ?= --enable-all-traits
 # The examples (daemons, demos) are a package of their own: Examples/Package.swift.
 EXAMPLES = --package-path Examples
 
-.PHONY: deps build test check-allocations check-dependency-graph bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv fuzz format lint bench bench-callgrind clean
+.PHONY: deps build test check-allocations check-dependency-graph bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv sim fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -116,6 +116,22 @@ docs: deps
 		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandSimulation --target TomorrowlandNIO --target TomorrowlandServiceLifecycle \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
+
+# loopkv's server on simulated networks (Examples/KeyValueSimulation): seeds 1...SEEDS of
+# SIM_CLIENTS clients × SIM_COMMANDS commands with faults, release build; stops at the first
+# seed whose replies do not match the model and prints how to replay it.
+SEEDS ?= 200
+SIM_CLIENTS ?= 10
+SIM_COMMANDS ?= 100
+
+sim: deps
+	$(SWIFT) build -c release $(EXAMPLES) $(SWIFT_BUILD_FLAGS) --product loopkv-sim
+	@bin=$$($(SWIFT) build -c release $(EXAMPLES) $(SWIFT_BUILD_FLAGS) --show-bin-path)/loopkv-sim; \
+	for seed in $$(seq 1 $(SEEDS)); do \
+		$$bin --seed $$seed --clients $(SIM_CLIENTS) --commands $(SIM_COMMANDS) > /tmp/loopkv-sim.$$$$ \
+			|| { cat /tmp/loopkv-sim.$$$$; rm -f /tmp/loopkv-sim.$$$$; exit 1; }; \
+		tail -n 1 /tmp/loopkv-sim.$$$$; \
+	done; rm -f /tmp/loopkv-sim.$$$$
 
 # redis-benchmark -P 16 against loopkv (release, one loop) and redis-server, side by side.
 bench-kv: deps

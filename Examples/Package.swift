@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "loopkv", targets: ["loopkv"]),
         .executable(name: "loopprobe", targets: ["ProbeDaemon"]),
+        .executable(name: "loopkv-sim", targets: ["loopkv-sim"]),
     ],
     dependencies: [
         .package(name: "Tomorrowland", path: "..", traits: ["ServiceLifecycle"]),
@@ -69,13 +70,51 @@ let package = Package(
             dependencies: [.product(name: "Tomorrowland", package: "Tomorrowland")],
             path: "KeyValueCore"
         ),
+        // loopkv's server (listeners, connections, replies) on the loops and clock it is given:
+        // the daemon's own, or a simulated host's (loopkv-sim).
+        .target(
+            name: "KeyValueService",
+            dependencies: [
+                "KeyValueCore",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "KeyValueService"
+        ),
+        // A whole loopkv server and its clients on a SimulatedNetwork, every reply checked
+        // against a model of the key space; loopkv-sim runs one seed, its tests sweep many.
+        .target(
+            name: "KeyValueSimulation",
+            dependencies: [
+                "KeyValueCore", "KeyValueService",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandSimulation", package: "Tomorrowland"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "KeyValueSimulation"
+        ),
+        .executableTarget(
+            name: "loopkv-sim",
+            dependencies: [
+                "KeyValueSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "KeyValueSimulator"
+        ),
+        .testTarget(
+            name: "KeyValueSimulationTests",
+            dependencies: ["KeyValueSimulation"],
+            path: "Tests/KeyValueSimulationTests"
+        ),
         // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it. Its loops run
         // as an EventLoopGroupService in a ServiceGroup (swift-service-lifecycle), which handles
         // SIGTERM and SIGINT with a graceful shutdown.
         .executableTarget(
             name: "loopkv",
             dependencies: [
-                "KeyValueCore",
+                "KeyValueCore", "KeyValueService",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
                 .product(name: "TomorrowlandServiceLifecycle", package: "Tomorrowland"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeyValueCore
+import KeyValueService
 import Logging
 import ServiceLifecycle
 import Tomorrowland
@@ -77,7 +78,8 @@ struct LoopKV: AsyncParsableCommand {
         configuration.maxRequestBytes = maxRequestBytes
         configuration.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
 
-        let server = KeyValueServer(configuration: configuration, logger: logger)
+        let server = KeyValueServer(
+            configuration: configuration, group: EventLoopGroup(loopCount: loops), clock: .monotonic, logger: logger)
         let port: UInt16
         switch await server.start().resolvedResult {
         case .value(let bound):

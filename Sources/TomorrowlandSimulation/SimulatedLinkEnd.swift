@@ -42,6 +42,11 @@ final class SimulatedLinkEnd: TCPTransport {
     var outputEnded = false
     /// Released by its connection (or by a crash): nothing reaches the connection any more.
     var isReleased = false
+    /// Segments to this end that a partition held, in the order they were sent (see
+    /// `SimulatedNetwork.heal()`).
+    var held: [SimulationEvent.Action] = []
+    /// Whether a heal scheduled the flush of ``held``.
+    var isFlushPending = false
 
     var wantsRead = false
     var wantsWrite = false
@@ -75,6 +80,7 @@ final class SimulatedLinkEnd: TCPTransport {
             buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + receivedHead, byteCount: count)
         }
         receivedHead += count
+        network.receiveObserver?(host, remoteDescription, UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         if receivedHead == received.count {
             received.removeAll(keepingCapacity: true)
             receivedHead = 0

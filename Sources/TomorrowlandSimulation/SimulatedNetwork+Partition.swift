@@ -18,7 +18,19 @@ extension SimulatedNetwork {
             // A simplification: the refusal does not name the host it comes from, so one already
             // in flight when a partition starts still arrives.
             return nil
-        case .readable, .writable, .accept, .resolved:
+        case .readable, .writable, .accept, .resolved, .flushHeld:
+            return nil
+        }
+    }
+
+    /// The end a segment travels to, for segments of a connection (nil for the rest): the
+    /// partition holds them at that end, in order.
+    func receivingEnd(of action: SimulationEvent.Action) -> SimulatedLinkEnd? {
+        switch action {
+        case .established(_, let end), .data(let end, _), .endOfOutput(let end), .windowUpdate(let end, _),
+            .reset(let end):
+            return end
+        case .syn, .refused, .readable, .writable, .accept, .resolved, .flushHeld:
             return nil
         }
     }

@@ -73,6 +73,15 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
+    /// Called each time a connection on one of the network's hosts reads bytes: the host that
+    /// read, its peer as "address:port", and the bytes read. Nil by default.
+    ///
+    /// For checkers that must know the order in which a daemon received its requests: the
+    /// connection hands what it read to its read handler in the same event, so a request
+    /// whose last byte is read here is handled before any other host runs. Observing changes
+    /// neither the trace nor the digest. Runs on the network's thread; it must not drive the
+    /// network.
+    public var receiveObserver: ((_ host: SimulatedHost, _ remote: String, _ bytes: UnsafeRawBufferPointer) -> Void)?
     /// The virtual clock: time since the network was created.
     public var now: Duration { .nanoseconds(Int64(clamping: nanoseconds)) }
 
@@ -92,8 +101,12 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     private var nextAttemptID = 0
     /// Pairs of host indices that cannot reach each other, the smaller index first.
     private var partitioned: Set<HostPair> = []
-    /// Segments that met a partition, in the order they met it: sent again at ``heal()``.
+    /// Connection attempts that met a partition, in the order they met it: sent again at
+    /// ``heal()``. (Segments of a connection wait at their receiving end instead, in
+    /// `SimulatedLinkEnd.held`, which keeps each direction of a connection in order.)
     private var held: [SimulationEvent.Action] = []
+    /// Ends with segments waiting in `held`, in the order their first one was held.
+    private var endsHolding: [SimulatedLinkEnd] = []
     private lazy var resolver = SimulatedNameResolver(network: self)
 
     /// Creates an empty network.
@@ -209,6 +222,14 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         let waiting = held
         held = []
         for action in waiting { schedule(action, after: latency.draw(&random)) }
+        // Each end's held segments go again as one flush, which delivers them in the order they
+        // were sent; segments reaching the end before the flush queue behind them.
+        let ends = endsHolding
+        endsHolding = []
+        for end in ends {
+            end.isFlushPending = true
+            schedule(.flushHeld(end), after: latency.draw(&random))
+        }
     }
 
     /// Crashes `host`: its loops shut down (what they held is gone), its listening ports close,
@@ -393,8 +414,18 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     }
 
     private func perform(_ action: SimulationEvent.Action) {
+        if let end = receivingEnd(of: action), end.isFlushPending || !end.held.isEmpty {
+            // Segments held before this one still wait for their flush: in order, this one waits too.
+            end.held.append(action)
+            return
+        }
         if !partitioned.isEmpty, let pair = hostPair(of: action), partitioned.contains(pair) {
-            held.append(action)
+            if let end = receivingEnd(of: action) {
+                if end.held.isEmpty && !end.isFlushPending { endsHolding.append(end) }
+                end.held.append(action)
+            } else {
+                held.append(action)
+            }
             return
         }
         switch action {
@@ -449,6 +480,11 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
                 let connection = end.connection
             else { return }
             connection.transportWritable()
+        case .flushHeld(let end):
+            end.isFlushPending = false
+            let waiting = end.held
+            end.held = []
+            for action in waiting { perform(action) }
         case .accept(let port):
             port.acceptScheduled = false
             acceptFromBacklog(port)

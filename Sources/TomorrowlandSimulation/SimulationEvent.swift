@@ -22,6 +22,8 @@ struct SimulationEvent {
         case readable(SimulatedLinkEnd)
         /// An end takes output again.
         case writable(SimulatedLinkEnd)
+        /// A healed partition lets the segments it held at an end arrive, in order.
+        case flushHeld(SimulatedLinkEnd)
         /// A port has connections in its backlog for its listener.
         case accept(SimulatedPort)
         /// The name resolver answers.

@@ -36,9 +36,11 @@ func readToEnd(_ connection: TCPConnection, into collected: [UInt8] = []) -> Pro
 
 /// A world of one echo server and `clientCount` clients, each echoing a message of random size
 /// and content drawn from the network's seed; returns the network after the run, and whether
-/// every message came back intact.
-func runEchoWorld(seed: UInt64, clientCount: Int = 4) throws -> (SimulatedNetwork, Bool) {
+/// every message came back intact. `observe` installs a receive observer that counts bytes.
+func runEchoWorld(seed: UInt64, clientCount: Int = 4, observe: Bool = false) throws -> (SimulatedNetwork, Bool) {
     let network = SimulatedNetwork(seed: seed)
+    var observedBytes = 0
+    if observe { network.receiveObserver = { _, _, bytes in observedBytes += bytes.count } }
     let server = network.addHost("server")
     let clients = (0..<clientCount).map { network.addHost("client\($0)") }
     var random = network.makeRandom()
@@ -55,7 +57,9 @@ func runEchoWorld(seed: UInt64, clientCount: Int = 4) throws -> (SimulatedNetwor
     listener.close()
     network.runUntilIdle()
     let echoed = replies.map { $0.result?.value }
-    return (network, echoed == messages)
+    // Each message crossed twice (to the server, back to its client).
+    let observedAll = !observe || observedBytes == 2 * messages.reduce(0) { $0 + $1.count }
+    return (network, echoed == messages && observedAll)
 }
 
 /// Bytes `0, 1, 2, ...` wrapping at 251 (a prime, so that a shifted or repeated block shows).

@@ -11,21 +11,31 @@ import TomorrowlandLoop
 /// What each loop owns (its listener, its clients) lives in a `LoopBound` box for that loop, so
 /// only that loop's thread touches it (checked); the client count, shared by all loops, is an
 /// atomic. The class itself is then `Sendable` without an unchecked promise.
-final class KeyValueServer: Sendable {
-    let configuration: KeyValueServerConfiguration
-    let group: EventLoopGroup
-    let store: ShardedStore
+public final class KeyValueServer: Sendable {
+    /// What the server was configured with.
+    public let configuration: KeyValueServerConfiguration
+    /// The loops the server runs on: the daemon's own, or a simulated host's.
+    public let group: EventLoopGroup
+    /// The key space every loop shares.
+    public let store: ShardedStore
     private let logger: Logger
     private let sweeper: ExpirySweeper
     private let loopStates: [LoopBound<LoopState>]
     private let clientCount = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
 
-    init(configuration: KeyValueServerConfiguration, logger: Logger) {
+    /// A server on `group`'s loops whose store reads time from `clock`; call ``start()``.
+    ///
+    /// The daemon passes `EventLoopGroup(loopCount:)` and ``KeyValueClock/monotonic``; a
+    /// simulation passes a simulated host's group and a clock reading the simulation's virtual
+    /// time, so that TTLs expire on it. `configuration.loopCount` is ignored: the group decides.
+    public init(
+        configuration: KeyValueServerConfiguration, group: EventLoopGroup, clock: KeyValueClock, logger: Logger
+    ) {
         self.configuration = configuration
         self.logger = logger
-        group = EventLoopGroup(loopCount: configuration.loopCount)
-        store = ShardedStore(shardCount: configuration.loopCount == 1 ? 1 : 64, clock: .monotonic)
+        self.group = group
+        store = ShardedStore(shardCount: group.loops.count == 1 ? 1 : 64, clock: clock)
         sweeper = ExpirySweeper(store: store, executor: group.loops[0])
         loopStates = group.loops.map { LoopBound(LoopState(), on: $0) }
     }
@@ -35,9 +45,9 @@ final class KeyValueServer: Sendable {
     ///
     /// - Returns: A promise of the port the listeners are bound to, rejected with the first
     ///   listener's error (the listeners already bound stay until the group shuts down).
-    func start() -> Promise<UInt16, any Error> {
+    public func start() -> Promise<UInt16, any Error> {
         var options = TCPListenerOptions()
-        options.reusePort = configuration.loopCount > 1
+        options.reusePort = group.loops.count > 1
         // The parser refuses oversized requests with a reply; the connection's own bound is a
         // backstop above it (a full request plus a read's worth of pipelined ones).
         options.connection.maxInputBytes = configuration.maxRequestBytes + 1 << 20
@@ -103,7 +113,7 @@ final class KeyValueServer: Sendable {
     }
 
     private func infoText() -> String {
-        "loops:\(configuration.loopCount)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
+        "loops:\(group.loops.count)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
     }
 
     /// Stops accepting, lets every client take the replies already produced, and closes them: the
@@ -115,7 +125,7 @@ final class KeyValueServer: Sendable {
     /// - Returns: A promise fulfilled once every client is closed. Requesting its cancellation
     ///   (the service does when its grace period is over) closes the clients still open without
     ///   waiting for their output, and cancels it.
-    func stop() -> Promise<Void, NoError> {
+    public func stop() -> Promise<Void, NoError> {
         stopping.store(true, ordering: .releasing)
         sweeper.stop()
         let closedAll = group.loops.indices.map { index in

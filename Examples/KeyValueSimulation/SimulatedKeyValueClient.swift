@@ -1,0 +1,154 @@
+import Tomorrowland
+import TomorrowlandLoop
+import TomorrowlandSimulation
+
+/// One simulated client of loopkv: connects from its host, sends its commands one at a time
+/// (the next only once the reply to the previous one came, or its connection was lost), and
+/// reconnects after a lost connection.
+///
+/// Which reply each command must get is decided by the ``KeyValueWorld``, which applies the
+/// command to the model at the moment the server reads its last byte; the client compares what
+/// it reads with that.
+///
+/// - Important: `@unchecked Sendable`: touched only on the simulation's one thread (its host's
+///   loop callbacks and the world's driver, which run there).
+final class SimulatedKeyValueClient: @unchecked Sendable {
+    /// A command sent and not answered yet.
+    struct Outstanding {
+        let command: ModelCommand
+        /// "address:port" of the connection it was sent on, as the server sees the client.
+        let connectionKey: String
+        /// The reply the model predicted, once the server read the command.
+        var expected: ModelReply?
+    }
+
+    let index: Int
+    let host: SimulatedHost
+    private unowned let world: KeyValueWorld
+    private var random: SimulationRandom
+    /// Commands not sent yet.
+    private(set) var remaining: Int
+    private(set) var connection: TCPConnection?
+    private(set) var outstanding: Outstanding?
+    private var inbox: [UInt8] = []
+    private(set) var isDone = false
+
+    init(index: Int, host: SimulatedHost, world: KeyValueWorld, random: SimulationRandom, commands: Int) {
+        self.index = index
+        self.host = host
+        self.world = world
+        self.random = random
+        remaining = commands
+    }
+
+    /// The key the server's reads of `connection` are reported under.
+    private func key(of connection: TCPConnection) -> String {
+        "\(host.address):\(connection.localPort)"
+    }
+
+    func connect() {
+        let loop = host.loop
+        TCPConnection.connect(host: "server", port: KeyValueWorld.port, on: loop, timeout: .seconds(2))
+            .always(on: .loop(loop)) { [self] result in
+                switch result {
+                case .value(let connection): connected(connection)
+                case .error, .cancelled: reconnectLater()
+                }
+            }
+    }
+
+    private func connected(_ connection: TCPConnection) {
+        guard !world.isFinished else {
+            connection.close()
+            return
+        }
+        self.connection = connection
+        inbox.removeAll()
+        connection.startReading { [weak self, weak connection] bytes in
+            guard let self, let connection else { return bytes.count }
+            self.read(bytes, on: connection)
+            return bytes.count
+        }
+        _ = connection.closed.then(on: .loop(host.loop)) { [self, weak connection] _ in
+            guard let connection, connection === self.connection else { return }
+            disconnected()
+        }
+        sendNext()
+    }
+
+    private func sendNext() {
+        guard let connection, !world.isFinished else { return }
+        guard remaining > 0 else {
+            isDone = true
+            self.connection = nil
+            connection.close(afterFlushing: true)
+            world.clientFinished()
+            return
+        }
+        remaining -= 1
+        let command = ModelCommand.random(using: &random)
+        let bytes = command.encoded
+        let connectionKey = key(of: connection)
+        outstanding = Outstanding(command: command, connectionKey: connectionKey)
+        world.sending(command, length: bytes.count, from: self, on: connectionKey)
+        _ = connection.write(bytes)
+    }
+
+    private func read(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+        guard connection === self.connection else { return }
+        inbox.append(contentsOf: bytes)
+        while !world.isFinished {
+            let parsed: (ModelReply, Int)?
+            do {
+                parsed = try ModelReply.parse(inbox[...])
+            } catch {
+                world.fail("client \(index): \(error)")
+                return
+            }
+            guard let (reply, length) = parsed else { return }
+            inbox.removeFirst(length)
+            received(reply)
+        }
+    }
+
+    private func received(_ reply: ModelReply) {
+        guard let outstanding else {
+            world.fail("client \(index): reply \(reply) with no command outstanding")
+            return
+        }
+        guard let expected = outstanding.expected else {
+            world.fail("client \(index): reply \(reply) to `\(outstanding.command)` before the server read it")
+            return
+        }
+        guard reply == expected else {
+            world.fail("client \(index): `\(outstanding.command)` got \(reply), the model expected \(expected)")
+            return
+        }
+        world.replied()
+        self.outstanding = nil
+        sendNext()
+    }
+
+    /// The world's verdict for the outstanding command on `connectionKey`, once the server read it.
+    func serverRead(on connectionKey: String, expecting reply: ModelReply) {
+        guard outstanding?.connectionKey == connectionKey else { return }
+        outstanding?.expected = reply
+    }
+
+    /// The connection closed (reset, or the server closed it): the outstanding command, if any,
+    /// is given up (the model applied it if and only if the server read it).
+    private func disconnected() {
+        connection = nil
+        if outstanding != nil {
+            outstanding = nil
+            world.lost()
+        }
+        reconnectLater()
+    }
+
+    private func reconnectLater() {
+        guard !world.isFinished, !isDone else { return }
+        let delay = Duration.milliseconds(Int.random(in: 1...50, using: &random))
+        _ = host.loop.schedule(after: delay) { [self] in connect() }
+    }
+}

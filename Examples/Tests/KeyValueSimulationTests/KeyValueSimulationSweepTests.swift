@@ -1,0 +1,49 @@
+import KeyValueSimulation
+import Testing
+
+/// loopkv's server on simulated networks: many seeds of a small world with faults, every reply
+/// checked against the model (`make sim SEEDS=N` sweeps more).
+@Suite struct KeyValueSimulationSweepTests {
+    /// Seeds 1...200, each 10 clients × 100 commands with resets and partitions. A failure names
+    /// its seed; `loopkv-sim --seed S` replays it.
+    @Test(arguments: 1...200 as ClosedRange<UInt64>)
+    func everyReplyMatchesTheModel(seed: UInt64) {
+        let outcome = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
+        #expect(
+            outcome.failure == nil, "seed \(seed): \(outcome.failure.map { "event \($0.event): \($0.message)" } ?? "")")
+        #expect(outcome.commands == 1000)
+        #expect(outcome.checked + outcome.lost == 1000)
+    }
+
+    @Test func theSameSeedGivesTheSameDigest() {
+        for seed: UInt64 in [1, 2] {
+            let first = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
+            let second = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
+            #expect(first.failure == nil)
+            #expect(first.digest == second.digest)
+            #expect(first.events == second.events)
+        }
+        let one = KeyValueWorld(.init(seed: 1, clients: 10, commands: 100)).run()
+        let two = KeyValueWorld(.init(seed: 2, clients: 10, commands: 100)).run()
+        #expect(one.digest != two.digest)
+    }
+
+    @Test func faultsHappenAndCommandsAreLostToThem() {
+        var faults = 0
+        var lost = 0
+        for seed: UInt64 in 1...5 {
+            let outcome = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
+            faults += outcome.faults
+            lost += outcome.lost
+        }
+        #expect(faults > 0)
+        #expect(lost > 0)
+    }
+
+    @Test func withoutFaultsEveryCommandIsAnswered() {
+        let outcome = KeyValueWorld(.init(seed: 3, clients: 5, commands: 50, faults: false)).run()
+        #expect(outcome.failure == nil)
+        #expect(outcome.faults == 0)
+        #expect(outcome.checked == 250)
+    }
+}
