@@ -64,10 +64,11 @@ bench-smoke: deps
 
 # The whole suite under ThreadSanitizer (its own build folder, so it does not evict the normal one).
 # The model tests are single-threaded and ten times slower under a sanitizer: 2,000 programs
-# of each there (20,000 promise programs and 10,000 TCP programs in `make test`).
+# of each there (20,000 promise programs and 10,000 TCP programs in `make test`), and 20 seeds of
+# loopkv's simulation sweep (200 in `make test`).
 test-tsan: deps
 	TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS)
+	TOMORROWLAND_SIM_SEEDS=20 $(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS)
 
 # The whole suite under AddressSanitizer (use-after-free, overflows, double frees) and
 # LeakSanitizer, in its own build folder. .ci/lsan-suppressions.txt lists, with the reason for
@@ -80,7 +81,7 @@ test-tsan: deps
 test-asan: deps
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
-	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt \
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt TOMORROWLAND_SIM_SEEDS=20 \
 		$(SWIFT) test --sanitize=address $(EXAMPLES) --scratch-path Examples/.build-asan $(SWIFT_BUILD_FLAGS)
 
 # Runs a program that exercises the loop, promises, timers, watchers, a group and shutdown

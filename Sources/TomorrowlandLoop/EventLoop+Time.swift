@@ -1,8 +1,8 @@
+internal import TomorrowlandScheduling
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-internal import TomorrowlandScheduling
 
 extension EventLoop {
     /// The loop's current time: what code running on the loop reads instead of a system clock.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 /// B7 on a running `EventLoop` when the callback wins the race with its own registration: a
 /// thread registers `.loop` callbacks on promises that are already resolved, the loop's thread

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 /// B7 when the callback wins the race with its own registration: registered from a background
 /// thread on a promise that is already resolved (or resolves at once), the callback may run on

@@ -1,12 +1,20 @@
+import Foundation
 import KeyValueSimulation
 import Testing
+
+/// The seeds the sweep runs: 1...200, or 1...N with `TOMORROWLAND_SIM_SEEDS=N` (the sanitizer
+/// runs, ten times slower, sweep fewer; `make sim SEEDS=N` sweeps more in a release build).
+private let sweepSeeds: ClosedRange<UInt64> = {
+    let configured = ProcessInfo.processInfo.environment["TOMORROWLAND_SIM_SEEDS"].flatMap { UInt64($0) }
+    return 1...max(1, configured ?? 200)
+}()
 
 /// loopkv's server on simulated networks: many seeds of a small world with faults, every reply
 /// checked against the model (`make sim SEEDS=N` sweeps more).
 @Suite struct KeyValueSimulationSweepTests {
-    /// Seeds 1...200, each 10 clients × 100 commands with resets and partitions. A failure names
-    /// its seed; `loopkv-sim --seed S` replays it.
-    @Test(arguments: 1...200 as ClosedRange<UInt64>)
+    /// Seeds 1...200 (see `sweepSeeds`), each 10 clients × 100 commands with resets and
+    /// partitions. A failure names its seed; `loopkv-sim --seed S` replays it.
+    @Test(arguments: sweepSeeds)
     func everyReplyMatchesTheModel(seed: UInt64) {
         let outcome = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
         #expect(
