@@ -167,8 +167,10 @@
                 // releases it (the cancel hops there to remove the timer).
                 #expect(await eventually { watched.object == nil })
                 handle.cancel()
-                // A timer cancelled from the loop's thread, before its deadline.
-                let onLoop = executor.schedule(after: .milliseconds(10)) { log.record("cancelled on loop ran") }
+                // A timer cancelled from the loop's thread, before its deadline. Its deadline is far
+                // enough that no loaded machine reaches it before the hop to the loop does (at 10 ms
+                // an ASan run under load fired it first); the 40 ms timer below still ends the test.
+                let onLoop = executor.schedule(after: .seconds(30)) { log.record("cancelled on loop ran") }
                 try await loop.submit { onLoop.cancel() }.get()
                 let (done, finish) = Promise<Void, Never>.makeWithResolver()
                 _ = executor.schedule(after: .milliseconds(40)) { finish.fulfill(with: ()) }
