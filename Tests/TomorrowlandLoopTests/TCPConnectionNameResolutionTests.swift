@@ -46,7 +46,7 @@ struct TCPConnectionNameResolutionTests {
         defer { loop.shutdown() }
         let (fd, port) = try rawListener()
         defer { close(fd) }
-        let slow = DelayedNameResolver(delay: .milliseconds(300))
+        let slow = DelayedNameResolver(delay: .milliseconds(600))
         let ticker = Ticker(loop: loop)
         ticker.scheduleNext()
         let started = ContinuousClock.now
@@ -59,21 +59,23 @@ struct TCPConnectionNameResolutionTests {
 
         #expect(slow.names == ["slow.example"])
         #expect(connection.remoteDescription == "127.0.0.1:\(port)")
-        #expect(elapsed >= .milliseconds(290))
+        #expect(elapsed >= .milliseconds(590))
         let lateness = ticker.lateness.withLock { $0 }
-        // About 30 fires during the 300 ms answer; each one on time.
+        // About 60 fires during the 600 ms answer; each one on time.
         #expect(lateness.count >= 20)
-        // On time: within 5 ms of the deadline. The loop blocked on the lookup would make one
-        // fire about 300 ms late. A busy machine (2 cores shared by parallel tests, sanitizers,
-        // builds) preempts the loop's thread now and then: seen as 2 fires in 27 at 5-8 ms, and
-        // at a load average of 10 as 7 in 21 at 6-21 ms, and at a load average of 12 (four parallel
-        // builds) a median above 5 ms once. So the checks are that the typical fire is within a
-        // few ticks of its deadline and that none is late by anything like the lookup's 300 ms.
+        // On time: within a few milliseconds of the deadline. A loop blocked on the lookup would
+        // make one fire about 600 ms late. A busy machine (2 cores shared by parallel tests,
+        // sanitizers, builds) preempts the loop's thread now and then: seen as 2 fires in 27 at
+        // 5-8 ms, at a load average of 10 as 7 in 21 at 6-21 ms, at a load average of 12 a median
+        // above 5 ms.
+        // So the checks are that the typical fire is within a few ticks of its deadline and that
+        // none is late by anything near the lookup's 600 ms: the answer is long on purpose, so
+        // that a blocked loop and a preempted one stay far apart.
         let sorted = lateness.sorted()
         let median = sorted[sorted.count / 2]
         #expect(median < .milliseconds(25), "the typical fire is late by \(median): \(lateness)")
         let worst = try #require(sorted.last)
-        #expect(worst < .milliseconds(100), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
+        #expect(worst < .milliseconds(300), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
     }
 
     @Test func aNameThatNeverResolvesTimesOutWithinTheConnectTimeout() throws {

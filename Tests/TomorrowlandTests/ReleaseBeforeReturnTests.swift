@@ -77,14 +77,11 @@ struct ReleaseBeforeReturnTests {
     ) async -> [DeinitSpy.Death]? {
         let deaths = Recorder<DeinitSpy.Death>()
         let token = PromiseInvalidationToken(invalidateOnDeinit: false)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global(qos: .userInteractive).async {
-                for _ in 0..<iterations {
-                    let (promise, resolver) = IntPromise.makeWithResolver()
-                    resolver.settle(registration.outcome)
-                    registration.register(on: promise, context: context, token: token, deaths: deaths)
-                }
-                continuation.resume()
+        await onDedicatedThread {
+            for _ in 0..<iterations {
+                let (promise, resolver) = IntPromise.makeWithResolver()
+                resolver.settle(registration.outcome)
+                registration.register(on: promise, context: context, token: token, deaths: deaths)
             }
         }
         guard await eventually({ deaths.count == iterations }) else { return nil }
@@ -121,24 +118,21 @@ struct ReleaseBeforeReturnTests {
     ) async -> Int {
         let queues = (0..<20).map { _ in DispatchQueue(label: "release.background", qos: .background) }
         let rounds = 200
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global(qos: .userInteractive).async {
-                for _ in 0..<rounds {
-                    let group = DispatchGroup()
-                    for queue in queues {
-                        let promise = IntPromise(on: .queue(queue)) { resolver in
-                            // Busy work, so that resolution and registration interleave.
-                            var sum = 0
-                            for _ in 0..<1000 { sum &+= Int.random(in: 1...10_000) }
-                            resolver.fulfill(with: sum)
-                        }
-                        makeCallback(promise)
-                        group.enter()
-                        queue.async { group.leave() }
+        await onDedicatedThread {
+            for _ in 0..<rounds {
+                let group = DispatchGroup()
+                for queue in queues {
+                    let promise = IntPromise(on: .queue(queue)) { resolver in
+                        // Busy work, so that resolution and registration interleave.
+                        var sum = 0
+                        for _ in 0..<1000 { sum &+= Int.random(in: 1...10_000) }
+                        resolver.fulfill(with: sum)
                     }
-                    group.wait()
+                    makeCallback(promise)
+                    group.enter()
+                    queue.async { group.leave() }
                 }
-                continuation.resume()
+                group.wait()
             }
         }
         return rounds * queues.count
