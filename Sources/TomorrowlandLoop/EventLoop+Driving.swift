@@ -282,6 +282,7 @@ extension EventLoop {
     func installCoreEvents() {
         // Callback context: `self`, unretained. The loop outlives these events: it frees them in
         // `tearDown()` or `deinit`, before it goes away.
+        // LoopInvariants: "Unretained callback arguments".
         let context = Unmanaged.passUnretained(self).toOpaque()
         wakeupEvent = event_new(
             base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),

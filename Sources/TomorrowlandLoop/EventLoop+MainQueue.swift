@@ -22,6 +22,7 @@ extension EventLoop {
             let descriptor = twl_loop_main_queue_descriptor()
             guard descriptor >= 0 else { return }
             // Context: `self`, unretained; the event is freed in `tearDown()`/`deinit` first.
+            // LoopInvariants: "Unretained callback arguments".
             mainQueueEvent = event_new(
                 base, descriptor, Int16(EV_READ | EV_PERSIST),
                 { descriptor, _, context in

@@ -116,6 +116,7 @@ extension EventLoop {
         _ watcher: EventLoopWatcher, fd: Int32, flags: Int16, failure: () -> EventLoopError
     ) throws {
         // Context: the watcher, unretained; `watchers` keeps it alive until its event is freed.
+        // LoopInvariants: "Unretained callback arguments": `removeWatcher(_:)` frees, then drops it.
         guard
             let event = event_new(
                 base, fd, flags,

@@ -43,6 +43,7 @@ public final class EventLoop: @unchecked Sendable {
     //   driver (the thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside
     //   one of our libevent callbacks). The driver role is claimed and given up under the inbox
     //   lock, whose acquire/release hands the loop-confined state from one driver to the next.
+    // LoopInvariants: "Loop confinement" states this rule for the whole module.
 
     /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true. Nil only on a
     /// simulated loop (``simulation``), which has no libevent object at all: every path that
@@ -72,6 +73,7 @@ public final class EventLoop: @unchecked Sendable {
     //
     // `@exclusivity(unchecked)`: only the driving thread touches these, never with overlapping
     // accesses, and the dynamic exclusivity check showed up in profiles of the submit path.
+    // LoopInvariants: "Loop confinement": one thread at a time, no `inout` across user code.
 
     /// Ready work and timers, ordered by (deadline, sequence).
     let core: SchedulingCore

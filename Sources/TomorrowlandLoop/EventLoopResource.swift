@@ -56,6 +56,7 @@ extension EventLoop {
         // `UnsafeTransfer`: `body` touches loop-confined state, and only ever runs where that is
         // allowed: on the loop's thread, or on a thread that holds the loop; its result comes
         // back to this thread, which waits for it.
+        // LoopInvariants: "Loop confinement" (the visit claims the driver role for the call).
         let call = UnsafeTransfer(body)
         do {
             return try performOnLoopAndWait { UnsafeTransfer(call.wrapped()) }.wrapped

@@ -42,6 +42,7 @@ public final class EventLoopWatcher: @unchecked Sendable {
     // `@unchecked Sendable`: `cancelled` is atomic; `loop` is immutable and thread-safe;
     // `event`, `handler` and `onShutdown` are loop-confined: only the thread driving the loop
     // touches them.
+    // LoopInvariants: "Loop confinement".
 
     /// Does not keep the loop alive (see `UnownedReference`).
     private let loop: UnownedReference<EventLoop>

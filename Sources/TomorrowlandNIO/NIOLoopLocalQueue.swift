@@ -41,6 +41,7 @@
     ///
     /// `@unchecked Sendable`: everything but `loop` is touched only on the loop's thread
     /// (appends come from `inEventLoop` callers, drains run on the loop), one call at a time.
+    /// NIOInvariants: "The loop's thread only"; `loop`: NIOInvariants: "The unretained loop".
     final class NIOLoopLocalQueue: @unchecked Sendable {
         /// The most items one NIO task runs before the drain yields to the loop's other tasks.
         static let batchSize = 1024
@@ -48,6 +49,7 @@
         // The scheduling engine's ring buffer, as the loops' ready FIFO. Unchecked exclusivity:
         // every access is one short call on the buffer, on the loop's thread, that runs no user
         // code (items are moved out before they run or are abandoned).
+        // NIOInvariants: "The loop's thread only".
         @exclusivity(unchecked) private var items = RingBuffer<LoopWork>()
         /// Whether a drain is queued on the loop or running.
         private var drainScheduled = false
@@ -128,6 +130,7 @@
             // loop of a `MultiThreadedEventLoopGroup` (one loop, so one executor, per thread) never
             // sees; that queue would keep it, and this one take a ticket.
             if route == .threadBound, NIOLoopThreadBinding.current == nil {
+                // NIOInvariants: "Drain owner references": recorded and self-held together.
                 NIOLoopThreadBinding.current = Unmanaged.passUnretained(self).toOpaque()
                 threadBoundOwner = self
                 loop.execute { NIOLoopLocalQueue.runThreadBoundDrain() }
@@ -190,6 +193,7 @@
             // The recorded queue is alive: its `threadBoundOwner` holds it until the chain ends.
             // That reference is returned when the chain ends and released here, after the queue's
             // method has returned (the release may deinitialize the queue).
+            // NIOInvariants: "Drain owner references".
             let owner = Unmanaged<NIOLoopLocalQueue>.fromOpaque(recorded)._withUnsafeGuaranteedRef {
                 $0.runThreadBoundDrainStep()
             }
@@ -228,6 +232,7 @@
     ///
     /// `@unchecked Sendable`: `ran` and `queue` are written on the loop's thread (`run()`,
     /// `arm(_:)`) and read by `deinit` after the last release, which orders the two.
+    /// NIOInvariants: "Released last".
     fileprivate final class NIOLoopLocalDrainTicket: @unchecked Sendable {
         // Strong while a drain is queued (the queue must outlive its drain), `nil` in the spare slot
         // (so that the queue and its spare ticket do not keep each other alive).
@@ -245,6 +250,7 @@
             guard let unretained = queue.map(Unmanaged.passUnretained) else { return }
             ran = true
             // `queue` holds the queue while the drain runs: no retain and release of it per drain.
+            // NIOInvariants: "Drain owner references": only `arm` (spare tickets) and `run` write it.
             if unretained._withUnsafeGuaranteedRef({ $0.drain() }) {
                 // The next drain, with this ticket, still armed for the same queue.
                 ran = false

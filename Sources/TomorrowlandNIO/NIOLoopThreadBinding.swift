@@ -13,6 +13,7 @@
     /// The record is an unretained pointer; the queue keeps itself alive while it is recorded
     /// (see `NIOLoopLocalQueue`'s "Thread-bound drains"), and only that queue, on its loop's
     /// thread, writes it.
+    /// NIOInvariants: "Drain owner references".
     enum NIOLoopThreadBinding {
         private static let key: pthread_key_t = {
             var key = pthread_key_t()

@@ -35,6 +35,7 @@
     ///
     /// `@unchecked Sendable`: everything is touched on the loop's thread only (the executor hops
     /// there for calls from other threads), one call at a time.
+    /// NIOInvariants: "The loop's thread only".
     final class NIOLoopTimers: @unchecked Sendable {
         /// The most timers one firing runs before it yields to the loop's other tasks (a timer
         /// that schedules itself again with a zero delay would otherwise never let them run).
@@ -43,9 +44,11 @@
         // Only the timers part of the core is used: nothing is ever enqueued as ready work.
         private let core = SchedulingCore()
         /// The loop, used on its thread only (where it is alive), without a reference count.
+        /// NIOInvariants: "The unretained loop".
         private let loop: NIOUnretainedLoop
         // Unchecked exclusivity: every access is a plain read or write, or one short call on the
         // array, that runs no user code, on the loop's thread.
+        // NIOInvariants: "The loop's thread only".
         /// The deadlines of the NIO callbacks armed and not yet fired or cancelled, usually one.
         @exclusivity(unchecked) private var armedDeadlines: [UInt64] = []
         /// The earliest of ``armedDeadlines``, `UInt64.max` when none.
@@ -182,6 +185,7 @@
     /// `@unchecked Sendable`: `settled` is written and read on the loop's thread; NIO releases the
     /// callback there too (after running or cancelling it, or at once when it drops it, inside
     /// `scheduleCallback`, which only the loop's thread calls).
+    /// NIOInvariants: "Released last".
     final class NIOLoopTimerArm: @unchecked Sendable {
         fileprivate let timers: NIOLoopTimers
         fileprivate let deadline: UInt64

@@ -12,6 +12,7 @@
     /// `@unchecked Sendable`: `job` is written by `run()`, which the loop calls at most once, and
     /// read by `deinit`, which runs after the last release; the release after `run()` orders the
     /// two (reference counting is an acquire/release pair).
+    /// NIOInvariants: "Released last".
     final class NIOPromiseJobBox: @unchecked Sendable {
         private var job: (any PromiseJob)?
 

@@ -12,6 +12,7 @@
     /// `Unmanaged` without either.
     ///
     /// Use it only where the loop is known to be alive: on the loop's own thread.
+    /// NIOInvariants: "The unretained loop" says why it is alive there.
     class NIOUnretainedLoop: @unchecked Sendable {
         /// The loop's `execute(_:)`, without retaining the loop.
         func execute(_ work: @escaping @Sendable () -> Void) {
@@ -45,6 +46,7 @@
     /// ``NIOUnretainedLoop`` for a loop of type `Loop`.
     ///
     /// `@unchecked Sendable`: `loop` never changes; whether it is alive is the caller's concern.
+    /// Every `_withUnsafeGuaranteedRef` below: NIOInvariants: "The unretained loop".
     private final class NIOTypedUnretainedLoop<Loop: EventLoop>: NIOUnretainedLoop, @unchecked Sendable {
         private let loop: Unmanaged<Loop>
 

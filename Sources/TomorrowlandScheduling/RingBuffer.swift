@@ -17,7 +17,9 @@
 /// its element without paying for it on the common path.
 @usableFromInline
 package struct RingBuffer<Element>: ~Copyable {
-    /// Room for `capacity` elements.
+    /// Room for `capacity` elements. Exactly the `count` elements from `head`, wrapping, are
+    /// initialized: `append` initializes the slot past them, `removeFirst` moves the first out
+    /// (checked: `count > 0`), `grow` and `deallocate` move or deinitialize exactly those.
     @usableFromInline var storage: UnsafeMutablePointer<Element>
     /// A power of two.
     @usableFromInline var capacity: Int

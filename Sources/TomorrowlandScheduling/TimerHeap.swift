@@ -69,6 +69,8 @@ struct TimerHeap: ~Copyable {
         static let none = UInt32.max
     }
 
+    /// Entries `0..<heapCount` are initialized; `Entry` is trivial, so moving, overwriting and
+    /// freeing them needs no deinitialization. Read only below `heapCount`.
     private var heap: UnsafeMutablePointer<Entry>
     private var heapCapacity: Int
     /// The number of entries in the heap.
@@ -82,6 +84,8 @@ struct TimerHeap: ~Copyable {
     /// The number of pending timers, in the run and in the heap.
     @usableFromInline var count = 0
 
+    /// Raw slots: every read is below `slotCount` (``remove(slot:sequence:)`` checks a caller's
+    /// slot number), and `deallocate()` deinitializes exactly `0..<slotCount`.
     private var slots: UnsafeMutablePointer<Slot>
     private var slotCapacity: Int
     /// Slots `0..<slotCount` are initialized (in use or on the free list).

@@ -76,6 +76,8 @@ final class SimulatedLinkEnd: TCPTransport {
         let available = min(buffer.count, unreadCount)
         guard available > 0 else { return peerEndedOutput ? .endOfInput : .wouldBlock }
         let count = network.splitPoint(of: available)
+        // Raw copy in bounds: `splitPoint(of:)` answers 1...available, and `available` is at most
+        // both `buffer.count` and `unreadCount` (the bytes from `receivedHead` to the end).
         received.withUnsafeBytes { bytes in
             buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + receivedHead, byteCount: count)
         }

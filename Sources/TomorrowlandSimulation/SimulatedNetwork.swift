@@ -80,7 +80,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     /// connection hands what it read to its read handler in the same event, so a request
     /// whose last byte is read here is handled before any other host runs. Observing changes
     /// neither the trace nor the digest. Runs on the network's thread; it must not drive the
-    /// network.
+    /// network. `bytes` points into the reading connection's input buffer and is valid only
+    /// during the call: copy what you keep.
     public var receiveObserver: ((_ host: SimulatedHost, _ remote: String, _ bytes: UnsafeRawBufferPointer) -> Void)?
     /// The virtual clock: time since the network was created.
     public var now: Duration { .nanoseconds(Int64(clamping: nanoseconds)) }

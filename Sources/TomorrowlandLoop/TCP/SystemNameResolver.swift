@@ -84,6 +84,7 @@ package final class SystemNameResolver: NameResolver {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         // The thread owns this retain until it exits.
+        // LoopInvariants: "A retain handed to a thread": taken back by the thread, or released below.
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(

@@ -10,12 +10,15 @@
 /// `send` takes the whole pending output in one call. Space is reclaimed by moving the readable
 /// bytes to the front when the free tail is too small.
 ///
-/// Loop-confined (owned by one connection); not thread-safe.
+/// Loop-confined (owned by one connection); not thread-safe. The regions it hands out are valid
+/// until its next mutation: LoopInvariants: "Byte buffer regions".
 final class TCPByteBuffer {
     /// Capacity kept when the buffer empties; larger storage is freed then, so that a connection
     /// that once buffered a large burst does not keep the memory while idle.
     static let retainedCapacity = 16 * 1024
 
+    /// Owned: allocated here, freed by `deinit` or when the buffer shrinks. `nil` only while
+    /// `capacity` and both indices are 0 (asserted by `reserveWritable(_:)`).
     private var storage: UnsafeMutableRawPointer?
     private(set) var capacity = 0
     private var readerIndex = 0
@@ -39,6 +42,10 @@ final class TCPByteBuffer {
     /// Makes room for at least `count` more bytes and returns the free tail (valid until the next
     /// mutation); fill it, then call ``commitWritten(_:)``.
     func reserveWritable(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        // LoopInvariants: "Byte buffer regions": the `storage!` below rely on this.
+        assert(
+            storage != nil || (capacity == 0 && readerIndex == 0 && writerIndex == 0),
+            "TCPByteBuffer: no storage, yet a capacity or buffered bytes")
         // `storage == nil`: an empty buffer has no storage yet, even for a zero-byte request
         // (found by the TCP input fuzzer).
         if capacity - writerIndex < count || storage == nil {

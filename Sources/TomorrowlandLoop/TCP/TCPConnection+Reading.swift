@@ -272,6 +272,7 @@ extension TCPConnection {
             let allowed = inputLimit + 1 - input.readableBytes
             guard allowed > 0 else { break }
             let space = input.reserveWritable(Swift.min(readSize, allowed))
+            // LoopInvariants: "Byte buffer regions": `space` is used only until `commitWritten`.
             let requested = Swift.min(space.count, allowed)
             switch carrier.receive(into: UnsafeMutableRawBufferPointer(rebasing: space[..<requested])) {
             case .received(let count):
@@ -307,6 +308,7 @@ extension TCPConnection {
             // The handler is user code: what it causes is queued behind it, as in a callback.
             let wasRunningCallbacks = isRunningCallbacks
             isRunningCallbacks = true
+            // LoopInvariants: "Byte buffer regions": nothing the handler can call mutates `input`.
             let consumed = handler(input.readableRegion)
             isRunningCallbacks = wasRunningCallbacks
             // Closed inside the handler: the machine left the delivery and the input is moot.

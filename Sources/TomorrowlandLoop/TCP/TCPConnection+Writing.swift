@@ -51,6 +51,7 @@ extension TCPConnection {
     /// its output was shut down (``closed`` tells why). Safe from any thread (copies, then hops),
     /// and from any callback of this connection.
     public func enqueue(_ bytes: UnsafeRawBufferPointer) {
+        // LoopInvariants: "Byte buffer regions": `bytes` is copied before this returns.
         if loop.inEventLoop {
             guard machine.acceptsOutput else { return }
             appendOutput(bytes)

@@ -43,6 +43,7 @@ public final class TCPConnection: @unchecked Sendable {
     // `@unchecked Sendable`: the immutable stored properties are thread-safe; everything else is
     // loop-confined (touched only on the loop's thread: public methods called elsewhere hop with
     // `loop.execute`, and the loop-only ones check `inEventLoop`).
+    // LoopInvariants: "Loop confinement".
 
     /// The loop whose thread runs this connection's I/O, callbacks and promise resolutions.
     public let loop: EventLoop
@@ -78,6 +79,7 @@ public final class TCPConnection: @unchecked Sendable {
     // `@exclusivity(unchecked)`: touched on the loop's thread only, one access at a time (no
     // `inout` access spans a call that could reach another); the dynamic exclusivity checks
     // were a tenth of the instructions of a promise-read round trip (callgrind).
+    // LoopInvariants: "Loop confinement".
 
     /// Every decision about what happens next; the flags below are the storage's own (which
     /// interests are set, buffers, counters, waiters).

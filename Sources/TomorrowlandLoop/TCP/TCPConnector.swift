@@ -15,6 +15,7 @@ import Tomorrowland
 final class TCPConnector: @unchecked Sendable {
     // `@unchecked Sendable`: created on any thread, then touched only on the loop's thread (the
     // timer's work, the resolver's answer and the cancel request hop there).
+    // LoopInvariants: "Loop confinement".
 
     let loop: EventLoop
     let host: String
@@ -137,6 +138,8 @@ final class TCPConnector: @unchecked Sendable {
             }
             let code = errno
             if code == EINPROGRESS {
+                // LoopInvariants: "Unretained callback arguments": registered in `start`,
+                // unregistered in `finish` after the event is freed.
                 event = event_new(
                     loop.base, fd, Int16(EV_WRITE),
                     { _, _, context in

@@ -22,6 +22,7 @@ import Tomorrowland
 public final class TCPListener: @unchecked Sendable {
     // `@unchecked Sendable`: `loop`, `localPort` and `options` are immutable; `isClosedFlag` and
     // `isPauseRequested` are atomic; everything else is loop-confined.
+    // LoopInvariants: "Loop confinement".
 
     /// How long accepting pauses after `accept` ran out of descriptors or memory.
     public static let resourceBackoff: Duration = .milliseconds(100)
@@ -304,6 +305,7 @@ public final class TCPListener: @unchecked Sendable {
 /// `@unchecked Sendable`: the handler is only ever called on the loop's thread, which is what
 /// ``TCPListener/listen(host:port:on:options:onAccept:)`` documents; it is not `@Sendable` so that
 /// callers of that synchronous form keep capturing loop-confined state as they always could.
+/// LoopInvariants: "Loop confinement": the transfer ends on the loop's thread.
 struct AcceptHandlerTransfer: @unchecked Sendable {
     let onAccept: (TCPConnection) -> Void
 

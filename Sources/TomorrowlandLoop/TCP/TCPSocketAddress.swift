@@ -6,7 +6,8 @@ import Glibc
 /// A ``NameResolver`` answers with these: made from an IP literal with
 /// ``init(ipAddress:port:)``, or copied from a `sockaddr` with ``init(_:length:)``.
 public struct TCPSocketAddress: Sendable, CustomStringConvertible {
-    /// The address, in a buffer large enough for any family.
+    /// The address, in a buffer large enough for any family (and aligned for each): LoopInvariants:
+    /// "Socket addresses in sockaddr_storage" is what the raw reads below rely on.
     var storage = sockaddr_storage()
     /// The meaningful length of ``storage``.
     var length: socklen_t = 0
@@ -74,7 +75,8 @@ public struct TCPSocketAddress: Sendable, CustomStringConvertible {
         return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// Calls `body` with the address as a `sockaddr` pointer and its length.
+    /// Calls `body` with the address as a `sockaddr` pointer and its length; the pointer is valid
+    /// for the call only (LoopInvariants: "Socket addresses in sockaddr_storage").
     func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         withUnsafeBytes(of: storage) { raw in
             body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
@@ -135,7 +137,8 @@ public struct TCPSocketAddress: Sendable, CustomStringConvertible {
         return addresses
     }
 
-    /// The local address of socket `fd`.
+    /// The local address of socket `fd`. The pointer given to `getsockname` lives for that call
+    /// (LoopInvariants: "Socket addresses in sockaddr_storage"); so in `remote(of:)`.
     static func local(of fd: Int32) -> TCPSocketAddress? {
         var address = TCPSocketAddress()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -31,6 +31,7 @@ final class TCPSocketAcceptor: TCPAcceptor {
         guard let listener else { return }
         // Context: the listener, unretained; the loop's resource registry keeps it alive until
         // `close()` frees the evconnlistener.
+        // LoopInvariants: "Unretained callback arguments".
         evconnlistener_set_cb(
             listener,
             { _, fd, address, length, context in

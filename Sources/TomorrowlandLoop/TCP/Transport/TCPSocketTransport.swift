@@ -13,6 +13,7 @@ final class TCPSocketTransport: TCPTransport {
     let localPort: UInt16
     // `@exclusivity(unchecked)`: loop-confined like the connection's own state, one access at a
     // time, as the connection's own stored properties are.
+    // LoopInvariants: "Loop confinement".
 
     /// `EV_READ|EV_PERSIST` on ``fd``, added while the connection wants input. Its callback
     /// argument is the connection, unretained: the loop's resource registry keeps the connection
@@ -37,6 +38,7 @@ final class TCPSocketTransport: TCPTransport {
     }
 
     func attach(to connection: TCPConnection) {
+        // LoopInvariants: "Unretained callback arguments": see `readEvent`.
         let context = Unmanaged.passUnretained(connection).toOpaque()
         readEvent = event_new(
             base, fd, Int16(EV_READ | EV_PERSIST),

@@ -16,7 +16,8 @@ package protocol TCPTransport: AnyObject {
     /// Binds the transport to the connection it serves; called once, from the connection's
     /// initializer, before any other member. The transport keeps no strong reference to it.
     func attach(to connection: TCPConnection)
-    /// Copies received bytes into `buffer` without blocking.
+    /// Copies received bytes into `buffer` without blocking. `buffer` is valid for the call only
+    /// (LoopInvariants: "Byte buffer regions"); so is `bytes` in ``send(_:)``: never keep them.
     func receive(into buffer: UnsafeMutableRawBufferPointer) -> TCPTransportReceive
     /// Hands as much of `bytes` to the transport as it takes now, without blocking.
     func send(_ bytes: UnsafeRawBufferPointer) -> TCPTransportSend
