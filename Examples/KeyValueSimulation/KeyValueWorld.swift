@@ -26,22 +26,49 @@ public final class KeyValueWorld: @unchecked Sendable {
         public var seed: UInt64
         /// Client hosts.
         public var clients: Int
-        /// Commands each client sends.
+        /// Commands each client sends at most.
         public var commands: Int
+        /// When set, clients stop sending once this much virtual time has passed, and wait a
+        /// seeded think time (``meanThinkTime`` on average) before each command.
+        public var duration: Duration?
+        /// The mean think time of paced clients (with a ``duration``): 600 ms by default, which
+        /// makes about 1,000 commands per client in 10 virtual minutes.
+        public var meanThinkTime: Duration
         /// Whether the seed draws faults: connection resets, partitions that heal.
         public var faults: Bool
         /// Mean virtual time between two faults.
         public var faultInterval: Duration
+        /// How many of the network's last trace entries ``Outcome/trace`` keeps (the run keeps
+        /// no more: a full trace of a large run is hundreds of megabytes).
+        public var traceTail: Int
 
-        /// A run of `clients` clients sending `commands` commands each.
+        /// A run of `clients` clients sending `commands` commands each, one right after the
+        /// reply to the previous one.
         public init(
-            seed: UInt64, clients: Int, commands: Int, faults: Bool = true, faultInterval: Duration = .milliseconds(40)
+            seed: UInt64, clients: Int, commands: Int, faults: Bool = true, faultInterval: Duration = .milliseconds(40),
+            traceTail: Int = 0
+        ) {
+            self.init(
+                seed: seed, clients: clients, duration: nil, commands: commands, faults: faults,
+                faultInterval: faultInterval, traceTail: traceTail)
+        }
+
+        /// A run of `clients` paced clients that send commands for `duration` of virtual time
+        /// (if `duration` is not nil), each waiting a seeded think time before each command,
+        /// and at most `commands` each.
+        public init(
+            seed: UInt64, clients: Int, duration: Duration?, commands: Int = .max,
+            meanThinkTime: Duration = .milliseconds(600), faults: Bool = true,
+            faultInterval: Duration = .milliseconds(40), traceTail: Int = 0
         ) {
             self.seed = seed
             self.clients = clients
             self.commands = commands
+            self.duration = duration
+            self.meanThinkTime = duration == nil ? .zero : meanThinkTime
             self.faults = faults
             self.faultInterval = faultInterval
+            self.traceTail = traceTail
         }
     }
 
@@ -64,7 +91,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// Nil when every reply matched the model and nothing was left pending; else the first
         /// failure and the event at which it happened.
         public var failure: (event: Int, message: String)?
-        /// The network's trace, one line per entry.
+        /// The last ``Configuration/traceTail`` entries of the network's trace, one line each.
         public var trace: [String]
     }
 
@@ -88,6 +115,11 @@ public final class KeyValueWorld: @unchecked Sendable {
     private var faultCount = 0
     private var events = 0
     private var failure: (event: Int, message: String)?
+    /// Connections queued at the server, connection ends closed, and client ends of attempts
+    /// given up after the server queued them, counted from the trace as it is recorded.
+    private var opened = 0
+    private var closed = 0
+    private var abandoned = 0
     /// Whether the run is over (every client done, or a failure).
     private(set) var isFinished = false
 
@@ -97,6 +129,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         network = SimulatedNetwork(seed: configuration.seed)
         serverHost = network.addHost("server")
         random = network.makeRandom()
+        network.traceLimit = configuration.traceTail
     }
 
     /// Runs the world to its end and returns how it went.
@@ -110,6 +143,14 @@ public final class KeyValueWorld: @unchecked Sendable {
         network.receiveObserver = { [unowned self] host, remote, bytes in
             if host === serverHost { serverRead(bytes.count, from: remote) }
         }
+        network.traceObserver = { [unowned self] entry in
+            switch entry.kind {
+            case .queued: opened += 1
+            case .close: closed += 1
+            case .reset where entry.detail.contains("abandoned"): abandoned += 1
+            default: break
+            }
+        }
         let started = server.start()
         guard case .value = network.run(until: started, timeLimit: .seconds(1)) else {
             return outcome(failing: "the server did not start")
@@ -117,7 +158,8 @@ public final class KeyValueWorld: @unchecked Sendable {
         for index in 0..<configuration.clients {
             let host = network.addHost("client\(index)")
             let client = SimulatedKeyValueClient(
-                index: index, host: host, world: self, random: network.makeRandom(), commands: configuration.commands)
+                index: index, host: host, world: self, random: network.makeRandom(), commands: configuration.commands,
+                deadline: configuration.duration, meanThinkTime: configuration.meanThinkTime)
             clients.append(client)
         }
         for client in clients { client.connect() }
@@ -143,9 +185,6 @@ public final class KeyValueWorld: @unchecked Sendable {
         }
         // Every connection closed at both ends, but for the client ends of attempts given up
         // (a connect timed out while the server accepted), which never became connections.
-        let opened = network.trace.count { $0.kind == .queued }
-        let closed = network.trace.count { $0.kind == .close }
-        let abandoned = network.trace.count { $0.kind == .reset && $0.detail.contains("abandoned") }
         guard closed == 2 * opened - abandoned else {
             return outcome(failing: "\(2 * opened - abandoned - closed) connection ends left open")
         }
@@ -163,7 +202,7 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func drive() {
         var nextFault = configuration.faults ? drawFaultDelay() : nil
         var healAt: Duration?
-        let timeLimit = Duration.seconds(3600)
+        let timeLimit = Duration.seconds(3600) + (configuration.duration ?? .zero)
         while failure == nil && finishedClients < clients.count {
             if let due = healAt, network.now >= due {
                 network.heal()

@@ -4,7 +4,8 @@ import TomorrowlandSimulation
 
 /// One simulated client of loopkv: connects from its host, sends its commands one at a time
 /// (the next only once the reply to the previous one came, or its connection was lost), and
-/// reconnects after a lost connection.
+/// reconnects after a lost connection. Paced, it waits a seeded think time before each command
+/// and stops at a deadline on the virtual clock.
 ///
 /// Which reply each command must get is decided by the ``KeyValueWorld``, which applies the
 /// command to the model at the moment the server reads its last byte; the client compares what
@@ -28,17 +29,29 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     private var random: SimulationRandom
     /// Commands not sent yet.
     private(set) var remaining: Int
+    /// When a paced client stops sending (virtual time since the network was created).
+    private let deadline: Duration?
+    /// The mean think time before each command, in microseconds; 0 sends at once.
+    private let meanThinkMicroseconds: Int64
+    /// The connection a think time was started for, while it runs.
+    private var thinking: TCPConnection?
     private(set) var connection: TCPConnection?
     private(set) var outstanding: Outstanding?
     private var inbox: [UInt8] = []
     private(set) var isDone = false
 
-    init(index: Int, host: SimulatedHost, world: KeyValueWorld, random: SimulationRandom, commands: Int) {
+    init(
+        index: Int, host: SimulatedHost, world: KeyValueWorld, random: SimulationRandom, commands: Int,
+        deadline: Duration?, meanThinkTime: Duration
+    ) {
         self.index = index
         self.host = host
         self.world = world
         self.random = random
         remaining = commands
+        self.deadline = deadline
+        let (seconds, attoseconds) = meanThinkTime.components
+        meanThinkMicroseconds = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
     }
 
     /// The key the server's reads of `connection` are reported under.
@@ -76,9 +89,27 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
         sendNext()
     }
 
+    /// Sends the next command, after a think time when paced.
     private func sendNext() {
         guard let connection, !world.isFinished else { return }
-        guard remaining > 0 else {
+        guard meanThinkMicroseconds > 0 else {
+            send(on: connection)
+            return
+        }
+        // Uniform around the mean: 1 µs to twice the mean.
+        let think = Duration.microseconds(Int64.random(in: 1...(2 * meanThinkMicroseconds), using: &random))
+        thinking = connection
+        _ = host.loop.schedule(after: think) { [self, weak connection] in
+            // A lost connection meanwhile: its reconnection starts a think time of its own.
+            guard let connection, thinking === connection, self.connection === connection else { return }
+            thinking = nil
+            send(on: connection)
+        }
+    }
+
+    private func send(on connection: TCPConnection) {
+        guard !world.isFinished else { return }
+        guard remaining > 0, deadline.map({ host.loop.now < $0 }) ?? true else {
             isDone = true
             self.connection = nil
             connection.close(afterFlushing: true)
@@ -139,6 +170,7 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     /// is given up (the model applied it if and only if the server read it).
     private func disconnected() {
         connection = nil
+        thinking = nil
         if outstanding != nil {
             outstanding = nil
             world.lost()
