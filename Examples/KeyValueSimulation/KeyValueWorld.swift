@@ -10,13 +10,15 @@ import TomorrowlandSimulation
 /// hosts sending random commands, faults drawn from the seed, and every reply checked against a
 /// ``KeyspaceModel``.
 ///
-/// How the check is exact: each client has at most one command outstanding, and the server
-/// handles a request in the very event in which it reads its last byte (the network's
-/// `receiveObserver` reports that read). The world applies the command to the model there, at the
+/// How the check is exact: a client writes one command, or a few pipelined in one write, and
+/// writes again only once every reply came; the server handles a request in the very event in
+/// which it reads its last byte (the network's `receiveObserver` reports that read), and a
+/// connection's requests in order. The world applies each command to the model there, at the
 /// virtual time the server's store reads, in the order the server handles requests; the reply the
-/// model gives is the only one the client accepts. A command whose connection is reset is applied
-/// if and only if the server read it, which is exactly what the server did: the client, which
-/// cannot know, gives it up and goes on with its next command on a new connection.
+/// model gives is the only one the client accepts (for DBSIZE, a range: see ``KeyspaceModel``).
+/// A command whose connection is reset is applied if and only if the server read it, which is
+/// exactly what the server did: the client, which cannot know, gives it up and goes on with its
+/// next command on a new connection. QUIT goes alone, and the client reconnects after its +OK.
 public final class KeyValueWorld: @unchecked Sendable {
     // `@unchecked Sendable`: touched only on the thread that drives the network.
 
@@ -31,7 +33,8 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// When set, clients stop sending once this much virtual time has passed, and wait a
         /// seeded think time (``meanThinkTime`` on average) before each command.
         public var duration: Duration?
-        /// The mean think time of paced clients (with a ``duration``): 600 ms by default, which
+        /// The mean think time of paced clients (with a ``duration``) before each write: 750 ms
+        /// by default, which, with 1.25 commands per write on average,
         /// makes about 1,000 commands per client in 10 virtual minutes.
         public var meanThinkTime: Duration
         /// Whether the seed draws faults: connection resets, partitions that heal.
@@ -58,7 +61,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// and at most `commands` each.
         public init(
             seed: UInt64, clients: Int, duration: Duration?, commands: Int = .max,
-            meanThinkTime: Duration = .milliseconds(600), faults: Bool = true,
+            meanThinkTime: Duration = .milliseconds(750), faults: Bool = true,
             faultInterval: Duration = .milliseconds(40), traceTail: Int = 0
         ) {
             self.seed = seed
@@ -97,15 +100,25 @@ public final class KeyValueWorld: @unchecked Sendable {
 
     /// The port the server listens on.
     static let port: UInt16 = 6379
+    /// The Unix time at the start of every run (2026-01-01T00:00:00Z), in milliseconds: EXAT and
+    /// PXAT deadlines run on the virtual clock from there.
+    static let unixMillisecondsAtZero: Int64 = 1_767_225_600_000
+
+    /// The Unix time now, on the virtual clock, in milliseconds.
+    var unixMilliseconds: Int64 {
+        let (seconds, attoseconds) = network.now.components
+        return Self.unixMillisecondsAtZero + seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
 
     private let configuration: Configuration
     private let network: SimulatedNetwork
     private let serverHost: SimulatedHost
     private var clients: [SimulatedKeyValueClient] = []
-    private var model = KeyspaceModel()
+    private var model = KeyspaceModel(unixMillisecondsAtZero: KeyValueWorld.unixMillisecondsAtZero)
     private var random: SimulationRandom
-    /// The command in flight on each connection ("address:port" as the server sees it).
-    private var inFlight: [String: (client: SimulatedKeyValueClient, command: ModelCommand, end: Int)] = [:]
+    /// The commands in flight on each connection ("address:port" as the server sees it), in the
+    /// order sent, each with the count of bytes the server has read once it read all of it.
+    private var inFlight: [String: [(client: SimulatedKeyValueClient, command: ModelCommand, end: Int)]] = [:]
     /// Bytes the server read from each connection.
     private var readCounts: [String: Int] = [:]
     private var finishedClients = 0
@@ -138,7 +151,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         let server = KeyValueServer(
             configuration: serverConfiguration, group: serverHost.group,
             // The store reads the virtual clock, so TTLs expire on it.
-            clock: KeyValueClock(now: { network.now }),
+            clock: KeyValueClock(now: { network.now }, unixMillisecondsAtZero: Self.unixMillisecondsAtZero),
             logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
         network.receiveObserver = { [unowned self] host, remote, bytes in
             if host === serverHost { serverRead(bytes.count, from: remote) }
@@ -257,15 +270,12 @@ public final class KeyValueWorld: @unchecked Sendable {
 
     func sending(_ command: ModelCommand, length: Int, from client: SimulatedKeyValueClient, on connectionKey: String) {
         sent += 1
-        let already = readCounts[connectionKey, default: 0]
-        if inFlight[connectionKey] != nil {
-            fail("client \(client.index) sent `\(command)` with a command in flight")
-        }
-        inFlight[connectionKey] = (client, command, already + length)
+        let already = inFlight[connectionKey]?.last?.end ?? readCounts[connectionKey, default: 0]
+        inFlight[connectionKey, default: []].append((client, command, already + length))
     }
 
     func replied() { checked += 1 }
-    func lost() { lostCount += 1 }
+    func lost(_ count: Int) { lostCount += count }
     func clientFinished() { finishedClients += 1 }
 
     func fail(_ message: String) {
@@ -274,25 +284,33 @@ public final class KeyValueWorld: @unchecked Sendable {
         isFinished = true
     }
 
-    /// The server read `count` bytes from `remote`: once it has read all of the command in
-    /// flight there, it handles it now, so the model applies it now.
+    /// The server read `count` bytes from `remote`: each command in flight there whose last byte
+    /// it has now read, it handles now, in order, so the model applies them now, in order.
     private func serverRead(_ count: Int, from remote: String) {
         let total = readCounts[remote, default: 0] + count
         readCounts[remote] = total
-        guard let flight = inFlight[remote] else {
+        guard var flights = inFlight[remote], !flights.isEmpty else {
             fail("the server read \(count) bytes from \(remote) with no command in flight")
             return
         }
-        guard total >= flight.end else { return }
-        guard total == flight.end else {
-            fail("the server read past the command in flight from \(remote)")
+        if flights[0].command == .malformed {
+            // The server stops reading at the byte in error and answers (the client knew the
+            // reply when it sent it); nothing reaches the model, whatever it read.
+            if total >= flights[0].end { inFlight[remote] = nil }
             return
         }
-        inFlight[remote] = nil
+        guard total <= flights[flights.count - 1].end else {
+            fail("the server read past the commands in flight from \(remote)")
+            return
+        }
         let now = network.now.components
         let milliseconds = now.seconds * 1000 + now.attoseconds / 1_000_000_000_000_000
-        let reply = model.apply(flight.command, now: milliseconds)
-        flight.client.serverRead(on: remote, expecting: reply)
+        while let flight = flights.first, total >= flight.end {
+            flights.removeFirst()
+            let reply = model.apply(flight.command, now: milliseconds)
+            flight.client.serverRead(on: remote, expecting: reply)
+        }
+        inFlight[remote] = flights.isEmpty ? nil : flights
     }
 
     private func outcome(failing message: String? = nil) -> Outcome {

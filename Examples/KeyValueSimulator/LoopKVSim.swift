@@ -9,16 +9,18 @@ struct LoopKVSim: ParsableCommand {
         abstract: "Runs loopkv's server and clients on a seeded simulated network and checks every reply.",
         discussion: """
             One server host runs loopkv's KeyValueServer; each client host sends random GET, SET (EX, \
-            PX, NX, XX), DEL, EXISTS, INCR, DECR, EXPIRE, PEXPIRE, TTL, PTTL, PING and ECHO commands, \
-            one at a time, and every reply is checked against a model of the key space applied in \
-            the order the server read the requests, on the virtual clock. With faults, the seed \
+            PX, EXAT, PXAT, NX, XX), DEL, EXISTS, INCR, DECR, EXPIRE, PEXPIRE, TTL, PTTL, PING, ECHO, \
+            DBSIZE, FLUSHALL and QUIT commands, one at a time or now and then a few pipelined in one \
+            write, and every reply is checked against a model of the key space applied in the order \
+            the server read the requests, on the virtual clock. With faults, the seed \
             also resets connections and partitions clients from the server for a while. The same \
             seed gives the same run and the same digest.
 
             The size of the run: --minutes M of virtual time, clients pacing their commands with a \
-            seeded think time (--think-time, 600 ms on average: about 1,000 commands per client in \
-            10 minutes), or --commands N per client, sent back to back; with both, whichever comes \
-            first. Neither: --commands 100.
+            seeded think time before each write (--think-time, 750 ms on average: about 1,000 \
+            commands per client in 10 minutes, a write carrying 1.25 commands on average), or \
+            --commands N per client, sent back to back; with both, whichever comes first. Neither: \
+            --commands 100.
             """)
 
     @Option(help: "The seed every choice derives from.")
@@ -34,7 +36,7 @@ struct LoopKVSim: ParsableCommand {
     var minutes: Double?
 
     @Option(help: "Mean think time of paced clients (--minutes), in milliseconds.")
-    var thinkTime = 600
+    var thinkTime = 750
 
     @Flag(inversion: .prefixedNo, help: "Whether the seed draws faults (connection resets, partitions).")
     var faults = true
@@ -70,7 +72,7 @@ struct LoopKVSim: ParsableCommand {
         for line in outcome.trace { print(line) }
         var size = minutes.map { " --minutes \($0.formatted)" } ?? ""
         if let commands { size += " --commands \(commands)" } else if minutes == nil { size += " --commands 100" }
-        if minutes != nil && thinkTime != 600 { size += " --think-time \(thinkTime)" }
+        if minutes != nil && thinkTime != 750 { size += " --think-time \(thinkTime)" }
         let flags = (faults ? "" : " --no-faults") + (faultInterval == 40 ? "" : " --fault-interval \(faultInterval)")
         print(
             "replay: swift run -c release --package-path Examples loopkv-sim --seed \(seed) --clients \(clients)\(size)\(flags)"
