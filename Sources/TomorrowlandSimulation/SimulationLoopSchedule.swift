@@ -47,11 +47,6 @@ struct SimulationLoopSchedule {
         }
     }
 
-    /// The slot of `loop`, if it is one of the network's.
-    func slot(of loop: EventLoop) -> Int? {
-        slotByLoop[ObjectIdentifier(loop)]
-    }
-
     /// Marks `loop` to be asked again before the next pick.
     mutating func markStale(_ loop: EventLoop) {
         markStale(ObjectIdentifier(loop))
