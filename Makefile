@@ -120,16 +120,20 @@ docs: deps
 
 # loopkv's server on simulated networks (Examples/KeyValueSimulation): seeds 1...SEEDS of
 # SIM_CLIENTS clients × SIM_COMMANDS commands with faults, release build; stops at the first
-# seed whose replies do not match the model and prints how to replay it.
+# seed whose replies do not match the model and prints how to replay it. SIM_MINUTES=M sizes each
+# run in virtual minutes instead, clients pacing their commands (`make sim SEEDS=3 SIM_CLIENTS=100
+# SIM_MINUTES=10` is the issue's full-size world).
 SEEDS ?= 200
 SIM_CLIENTS ?= 10
 SIM_COMMANDS ?= 100
+SIM_MINUTES ?=
+SIM_SIZE = $(if $(SIM_MINUTES),--minutes $(SIM_MINUTES),--commands $(SIM_COMMANDS))
 
 sim: deps
 	$(SWIFT) build -c release $(EXAMPLES) $(SWIFT_BUILD_FLAGS) --product loopkv-sim
 	@bin=$$($(SWIFT) build -c release $(EXAMPLES) $(SWIFT_BUILD_FLAGS) --show-bin-path)/loopkv-sim; \
 	for seed in $$(seq 1 $(SEEDS)); do \
-		$$bin --seed $$seed --clients $(SIM_CLIENTS) --commands $(SIM_COMMANDS) > /tmp/loopkv-sim.$$$$ \
+		$$bin --seed $$seed --clients $(SIM_CLIENTS) $(SIM_SIZE) > /tmp/loopkv-sim.$$$$ \
 			|| { cat /tmp/loopkv-sim.$$$$; rm -f /tmp/loopkv-sim.$$$$; exit 1; }; \
 		tail -n 1 /tmp/loopkv-sim.$$$$; \
 	done; rm -f /tmp/loopkv-sim.$$$$

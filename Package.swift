@@ -209,6 +209,7 @@ let package = Package(
             name: "TomorrowlandSimulationTests",
             dependencies: [
                 "TomorrowlandSimulation", "TomorrowlandLoop", "Tomorrowland", "SimulationDigestProbe",
+                "TomorrowlandTestSupport",
             ]
         ),
         .testTarget(

@@ -83,7 +83,7 @@ extension CommandProcessor {
 
     /// Converts a Unix-time deadline to the store's monotonic clock.
     private static func monotonicDeadline(fromUnixMilliseconds unix: Int64, now clock: KeyValueClock) -> Int64 {
-        let (delta, overflow1) = unix.subtractingReportingOverflow(UnixTime.nowMilliseconds)
+        let (delta, overflow1) = unix.subtractingReportingOverflow(clock.unixMilliseconds)
         let (deadline, overflow2) = clock.nowMilliseconds.addingReportingOverflow(delta)
         // Beyond the clock's range: as good as never (but still a deadline, so TTL stays positive).
         return overflow1 || overflow2 ? Int64.max - 1 : deadline

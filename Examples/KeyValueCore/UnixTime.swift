@@ -2,8 +2,8 @@
     import Glibc
 #endif
 
-/// Wall-clock time, for SET's EXAT/PXAT (absolute Unix deadlines) only; TTLs run on the
-/// monotonic ``KeyValueClock``.
+/// Wall-clock time, for SET's EXAT/PXAT (absolute Unix deadlines) only, read through
+/// ``KeyValueClock/unixMilliseconds``; TTLs run on the monotonic ``KeyValueClock``.
 enum UnixTime {
     static var nowMilliseconds: Int64 {
         var spec = timespec()

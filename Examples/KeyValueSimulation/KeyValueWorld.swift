@@ -10,13 +10,15 @@ import TomorrowlandSimulation
 /// hosts sending random commands, faults drawn from the seed, and every reply checked against a
 /// ``KeyspaceModel``.
 ///
-/// How the check is exact: each client has at most one command outstanding, and the server
-/// handles a request in the very event in which it reads its last byte (the network's
-/// `receiveObserver` reports that read). The world applies the command to the model there, at the
+/// How the check is exact: a client writes one command, or a few pipelined in one write, and
+/// writes again only once every reply came; the server handles a request in the very event in
+/// which it reads its last byte (the network's `receiveObserver` reports that read), and a
+/// connection's requests in order. The world applies each command to the model there, at the
 /// virtual time the server's store reads, in the order the server handles requests; the reply the
-/// model gives is the only one the client accepts. A command whose connection is reset is applied
-/// if and only if the server read it, which is exactly what the server did: the client, which
-/// cannot know, gives it up and goes on with its next command on a new connection.
+/// model gives is the only one the client accepts (for DBSIZE, a range: see ``KeyspaceModel``).
+/// A command whose connection is reset is applied if and only if the server read it, which is
+/// exactly what the server did: the client, which cannot know, gives it up and goes on with its
+/// next command on a new connection. QUIT goes alone, and the client reconnects after its +OK.
 public final class KeyValueWorld: @unchecked Sendable {
     // `@unchecked Sendable`: touched only on the thread that drives the network.
 
@@ -26,22 +28,50 @@ public final class KeyValueWorld: @unchecked Sendable {
         public var seed: UInt64
         /// Client hosts.
         public var clients: Int
-        /// Commands each client sends.
+        /// Commands each client sends at most.
         public var commands: Int
+        /// When set, clients stop sending once this much virtual time has passed, and wait a
+        /// seeded think time (``meanThinkTime`` on average) before each command.
+        public var duration: Duration?
+        /// The mean think time of paced clients (with a ``duration``) before each write: 750 ms
+        /// by default, which, with 1.25 commands per write on average,
+        /// makes about 1,000 commands per client in 10 virtual minutes.
+        public var meanThinkTime: Duration
         /// Whether the seed draws faults: connection resets, partitions that heal.
         public var faults: Bool
         /// Mean virtual time between two faults.
         public var faultInterval: Duration
+        /// How many of the network's last trace entries ``Outcome/trace`` keeps (the run keeps
+        /// no more: a full trace of a large run is hundreds of megabytes).
+        public var traceTail: Int
 
-        /// A run of `clients` clients sending `commands` commands each.
+        /// A run of `clients` clients sending `commands` commands each, one right after the
+        /// reply to the previous one.
         public init(
-            seed: UInt64, clients: Int, commands: Int, faults: Bool = true, faultInterval: Duration = .milliseconds(40)
+            seed: UInt64, clients: Int, commands: Int, faults: Bool = true, faultInterval: Duration = .milliseconds(40),
+            traceTail: Int = 0
+        ) {
+            self.init(
+                seed: seed, clients: clients, duration: nil, commands: commands, faults: faults,
+                faultInterval: faultInterval, traceTail: traceTail)
+        }
+
+        /// A run of `clients` paced clients that send commands for `duration` of virtual time
+        /// (if `duration` is not nil), each waiting a seeded think time before each command,
+        /// and at most `commands` each.
+        public init(
+            seed: UInt64, clients: Int, duration: Duration?, commands: Int = .max,
+            meanThinkTime: Duration = .milliseconds(750), faults: Bool = true,
+            faultInterval: Duration = .milliseconds(40), traceTail: Int = 0
         ) {
             self.seed = seed
             self.clients = clients
             self.commands = commands
+            self.duration = duration
+            self.meanThinkTime = duration == nil ? .zero : meanThinkTime
             self.faults = faults
             self.faultInterval = faultInterval
+            self.traceTail = traceTail
         }
     }
 
@@ -64,21 +94,31 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// Nil when every reply matched the model and nothing was left pending; else the first
         /// failure and the event at which it happened.
         public var failure: (event: Int, message: String)?
-        /// The network's trace, one line per entry.
+        /// The last ``Configuration/traceTail`` entries of the network's trace, one line each.
         public var trace: [String]
     }
 
     /// The port the server listens on.
     static let port: UInt16 = 6379
+    /// The Unix time at the start of every run (2026-01-01T00:00:00Z), in milliseconds: EXAT and
+    /// PXAT deadlines run on the virtual clock from there.
+    static let unixMillisecondsAtZero: Int64 = 1_767_225_600_000
+
+    /// The Unix time now, on the virtual clock, in milliseconds.
+    var unixMilliseconds: Int64 {
+        let (seconds, attoseconds) = network.now.components
+        return Self.unixMillisecondsAtZero + seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
 
     private let configuration: Configuration
     private let network: SimulatedNetwork
     private let serverHost: SimulatedHost
     private var clients: [SimulatedKeyValueClient] = []
-    private var model = KeyspaceModel()
+    private var model = KeyspaceModel(unixMillisecondsAtZero: KeyValueWorld.unixMillisecondsAtZero)
     private var random: SimulationRandom
-    /// The command in flight on each connection ("address:port" as the server sees it).
-    private var inFlight: [String: (client: SimulatedKeyValueClient, command: ModelCommand, end: Int)] = [:]
+    /// The commands in flight on each connection ("address:port" as the server sees it), in the
+    /// order sent, each with the count of bytes the server has read once it read all of it.
+    private var inFlight: [String: [(client: SimulatedKeyValueClient, command: ModelCommand, end: Int)]] = [:]
     /// Bytes the server read from each connection.
     private var readCounts: [String: Int] = [:]
     private var finishedClients = 0
@@ -88,6 +128,11 @@ public final class KeyValueWorld: @unchecked Sendable {
     private var faultCount = 0
     private var events = 0
     private var failure: (event: Int, message: String)?
+    /// Connections queued at the server, connection ends closed, and client ends of attempts
+    /// given up after the server queued them, counted from the trace as it is recorded.
+    private var opened = 0
+    private var closed = 0
+    private var abandoned = 0
     /// Whether the run is over (every client done, or a failure).
     private(set) var isFinished = false
 
@@ -97,6 +142,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         network = SimulatedNetwork(seed: configuration.seed)
         serverHost = network.addHost("server")
         random = network.makeRandom()
+        network.traceLimit = configuration.traceTail
     }
 
     /// Runs the world to its end and returns how it went.
@@ -105,10 +151,18 @@ public final class KeyValueWorld: @unchecked Sendable {
         let server = KeyValueServer(
             configuration: serverConfiguration, group: serverHost.group,
             // The store reads the virtual clock, so TTLs expire on it.
-            clock: KeyValueClock(now: { network.now }),
+            clock: KeyValueClock(now: { network.now }, unixMillisecondsAtZero: Self.unixMillisecondsAtZero),
             logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
         network.receiveObserver = { [unowned self] host, remote, bytes in
             if host === serverHost { serverRead(bytes.count, from: remote) }
+        }
+        network.traceObserver = { [unowned self] entry in
+            switch entry.kind {
+            case .queued: opened += 1
+            case .close: closed += 1
+            case .reset where entry.detail.contains("abandoned"): abandoned += 1
+            default: break
+            }
         }
         let started = server.start()
         guard case .value = network.run(until: started, timeLimit: .seconds(1)) else {
@@ -117,7 +171,8 @@ public final class KeyValueWorld: @unchecked Sendable {
         for index in 0..<configuration.clients {
             let host = network.addHost("client\(index)")
             let client = SimulatedKeyValueClient(
-                index: index, host: host, world: self, random: network.makeRandom(), commands: configuration.commands)
+                index: index, host: host, world: self, random: network.makeRandom(), commands: configuration.commands,
+                deadline: configuration.duration, meanThinkTime: configuration.meanThinkTime)
             clients.append(client)
         }
         for client in clients { client.connect() }
@@ -143,9 +198,6 @@ public final class KeyValueWorld: @unchecked Sendable {
         }
         // Every connection closed at both ends, but for the client ends of attempts given up
         // (a connect timed out while the server accepted), which never became connections.
-        let opened = network.trace.count { $0.kind == .queued }
-        let closed = network.trace.count { $0.kind == .close }
-        let abandoned = network.trace.count { $0.kind == .reset && $0.detail.contains("abandoned") }
         guard closed == 2 * opened - abandoned else {
             return outcome(failing: "\(2 * opened - abandoned - closed) connection ends left open")
         }
@@ -163,7 +215,7 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func drive() {
         var nextFault = configuration.faults ? drawFaultDelay() : nil
         var healAt: Duration?
-        let timeLimit = Duration.seconds(3600)
+        let timeLimit = Duration.seconds(3600) + (configuration.duration ?? .zero)
         while failure == nil && finishedClients < clients.count {
             if let due = healAt, network.now >= due {
                 network.heal()
@@ -218,15 +270,12 @@ public final class KeyValueWorld: @unchecked Sendable {
 
     func sending(_ command: ModelCommand, length: Int, from client: SimulatedKeyValueClient, on connectionKey: String) {
         sent += 1
-        let already = readCounts[connectionKey, default: 0]
-        if inFlight[connectionKey] != nil {
-            fail("client \(client.index) sent `\(command)` with a command in flight")
-        }
-        inFlight[connectionKey] = (client, command, already + length)
+        let already = inFlight[connectionKey]?.last?.end ?? readCounts[connectionKey, default: 0]
+        inFlight[connectionKey, default: []].append((client, command, already + length))
     }
 
     func replied() { checked += 1 }
-    func lost() { lostCount += 1 }
+    func lost(_ count: Int) { lostCount += count }
     func clientFinished() { finishedClients += 1 }
 
     func fail(_ message: String) {
@@ -235,25 +284,33 @@ public final class KeyValueWorld: @unchecked Sendable {
         isFinished = true
     }
 
-    /// The server read `count` bytes from `remote`: once it has read all of the command in
-    /// flight there, it handles it now, so the model applies it now.
+    /// The server read `count` bytes from `remote`: each command in flight there whose last byte
+    /// it has now read, it handles now, in order, so the model applies them now, in order.
     private func serverRead(_ count: Int, from remote: String) {
         let total = readCounts[remote, default: 0] + count
         readCounts[remote] = total
-        guard let flight = inFlight[remote] else {
+        guard var flights = inFlight[remote], !flights.isEmpty else {
             fail("the server read \(count) bytes from \(remote) with no command in flight")
             return
         }
-        guard total >= flight.end else { return }
-        guard total == flight.end else {
-            fail("the server read past the command in flight from \(remote)")
+        if flights[0].command == .malformed {
+            // The server stops reading at the byte in error and answers (the client knew the
+            // reply when it sent it); nothing reaches the model, whatever it read.
+            if total >= flights[0].end { inFlight[remote] = nil }
             return
         }
-        inFlight[remote] = nil
+        guard total <= flights[flights.count - 1].end else {
+            fail("the server read past the commands in flight from \(remote)")
+            return
+        }
         let now = network.now.components
         let milliseconds = now.seconds * 1000 + now.attoseconds / 1_000_000_000_000_000
-        let reply = model.apply(flight.command, now: milliseconds)
-        flight.client.serverRead(on: remote, expecting: reply)
+        while let flight = flights.first, total >= flight.end {
+            flights.removeFirst()
+            let reply = model.apply(flight.command, now: milliseconds)
+            flight.client.serverRead(on: remote, expecting: reply)
+        }
+        inFlight[remote] = flights.isEmpty ? nil : flights
     }
 
     private func outcome(failing message: String? = nil) -> Outcome {

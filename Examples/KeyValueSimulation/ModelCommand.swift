@@ -1,6 +1,5 @@
 /// A command the simulated clients send, from the set of loopkv's commands whose replies the
-/// ``KeyspaceModel`` predicts exactly (DBSIZE is left out: it counts expired keys not swept yet,
-/// which depends on when the sweep timer ran).
+/// ``KeyspaceModel`` predicts (exactly, but for DBSIZE: see ``KeyspaceModel``).
 public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     /// SET's expiry option.
     public enum Expiry: Hashable, Sendable {
@@ -8,6 +7,10 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case seconds(Int)
         /// `PX milliseconds`.
         case milliseconds(Int)
+        /// `EXAT unix-seconds`.
+        case unixSeconds(Int)
+        /// `PXAT unix-milliseconds`.
+        case unixMilliseconds(Int)
     }
 
     /// SET's condition option.
@@ -38,6 +41,15 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
     case ping
     /// `ECHO text`.
     case echo(String)
+    /// `DBSIZE`.
+    case dbSize
+    /// `FLUSHALL`.
+    case flushAll
+    /// `QUIT`: +OK, then the server closes the connection.
+    case quit
+    /// A malformed request (`*1`, then `?` where a bulk header must start): a protocol error,
+    /// after which the server closes the connection.
+    case malformed
 
     /// The command's words, as a client sends them.
     public var words: [String] {
@@ -48,6 +60,8 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             switch expiry {
             case .seconds(let amount)?: words += ["EX", String(amount)]
             case .milliseconds(let amount)?: words += ["PX", String(amount)]
+            case .unixSeconds(let time)?: words += ["EXAT", String(time)]
+            case .unixMilliseconds(let time)?: words += ["PXAT", String(time)]
             case nil: break
             }
             switch condition {
@@ -65,11 +79,24 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case .ttl(let key, let milliseconds): return [milliseconds ? "PTTL" : "TTL", key]
         case .ping: return ["PING"]
         case .echo(let text): return ["ECHO", text]
+        case .dbSize: return ["DBSIZE"]
+        case .flushAll: return ["FLUSHALL"]
+        case .quit: return ["QUIT"]
+        case .malformed: return ["<malformed: *1 ?x>"]
         }
     }
 
-    /// The command as a RESP array of bulk strings.
+    /// Whether the server closes the connection after its reply (the client then reconnects).
+    public var closesConnection: Bool {
+        switch self {
+        case .quit, .malformed: true
+        default: false
+        }
+    }
+
+    /// The command as a RESP array of bulk strings (or the malformed request's bytes).
     public var encoded: [UInt8] {
+        if case .malformed = self { return Array("*1\r\n?x\r\n".utf8) }
         var bytes = Array("*\(words.count)\r\n".utf8)
         for word in words {
             bytes += Array("$\(word.utf8.count)\r\n".utf8)
@@ -84,8 +111,11 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
 
     /// A random command on a few keys (so clients meet on them), with values that are integers
     /// half of the time (so INCR and DECR succeed as often as they fail), and TTLs of a few
-    /// milliseconds to a few seconds (so keys expire while the clients run).
-    public static func random(using random: inout some RandomNumberGenerator, keyCount: Int = 6) -> ModelCommand {
+    /// milliseconds to a few seconds (so keys expire while the clients run); EXAT and PXAT
+    /// deadlines are as near `unixMilliseconds`, the client's Unix time.
+    public static func random(
+        using random: inout some RandomNumberGenerator, unixMilliseconds: Int64, keyCount: Int = 6
+    ) -> ModelCommand {
         let key = "k\(Int.random(in: 0..<keyCount, using: &random))"
         func value() -> String {
             Bool.random(using: &random)
@@ -95,9 +125,16 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
         case 0..<18: return .get(key)
         case 18..<40:
             var expiry: Expiry?
-            switch Int.random(in: 0..<6, using: &random) {
+            switch Int.random(in: 0..<8, using: &random) {
             case 0: expiry = .seconds(Int.random(in: 0...3, using: &random))
             case 1, 2: expiry = .milliseconds(Int.random(in: 0...800, using: &random))
+            case 3:
+                let now = Int(unixMilliseconds / 1000)
+                expiry = .unixSeconds(Bool.random(using: &random) ? 0 : now + Int.random(in: -1...3, using: &random))
+            case 4:
+                let now = Int(unixMilliseconds)
+                expiry = .unixMilliseconds(
+                    Bool.random(using: &random) ? 0 : now + Int.random(in: -50...900, using: &random))
             default: break
             }
             let conditions: [Condition?] = [nil, nil, nil, .ifAbsent, .ifPresent]
@@ -113,7 +150,12 @@ public enum ModelCommand: Hashable, Sendable, CustomStringConvertible {
             return .expire(key, amount, milliseconds: milliseconds)
         case 78..<94: return .ttl(key, milliseconds: Bool.random(using: &random))
         case 94..<97: return .ping
-        default: return .echo(value())
+        case 97: return .echo(value())
+        case 98: return .dbSize
+        default:
+            // One in 300 commands each: the whole key space goes, or the connection (by QUIT or
+            // by a protocol error).
+            return [.flushAll, .quit, .malformed][Int.random(in: 0..<3, using: &random)]
         }
     }
 }

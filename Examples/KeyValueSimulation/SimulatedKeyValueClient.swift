@@ -2,9 +2,10 @@ import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
-/// One simulated client of loopkv: connects from its host, sends its commands one at a time
-/// (the next only once the reply to the previous one came, or its connection was lost), and
-/// reconnects after a lost connection.
+/// One simulated client of loopkv: connects from its host, sends its commands one at a time, or
+/// now and then a few of them in one write (pipelined), the next only once every reply came (or
+/// the connection was lost), and reconnects after a lost connection. Paced, it waits a seeded
+/// think time before each write and stops at a deadline on the virtual clock.
 ///
 /// Which reply each command must get is decided by the ``KeyValueWorld``, which applies the
 /// command to the model at the moment the server reads its last byte; the client compares what
@@ -18,8 +19,8 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
         let command: ModelCommand
         /// "address:port" of the connection it was sent on, as the server sees the client.
         let connectionKey: String
-        /// The reply the model predicted, once the server read the command.
-        var expected: ModelReply?
+        /// The replies the model allows, once the server read the command.
+        var expected: ModelExpectation?
     }
 
     let index: Int
@@ -28,17 +29,30 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     private var random: SimulationRandom
     /// Commands not sent yet.
     private(set) var remaining: Int
+    /// When a paced client stops sending (virtual time since the network was created).
+    private let deadline: Duration?
+    /// The mean think time before each command, in microseconds; 0 sends at once.
+    private let meanThinkMicroseconds: Int64
+    /// The connection a think time was started for, while it runs.
+    private var thinking: TCPConnection?
     private(set) var connection: TCPConnection?
-    private(set) var outstanding: Outstanding?
+    /// Commands sent and not answered yet, in the order they were sent.
+    private(set) var outstanding: [Outstanding] = []
     private var inbox: [UInt8] = []
     private(set) var isDone = false
 
-    init(index: Int, host: SimulatedHost, world: KeyValueWorld, random: SimulationRandom, commands: Int) {
+    init(
+        index: Int, host: SimulatedHost, world: KeyValueWorld, random: SimulationRandom, commands: Int,
+        deadline: Duration?, meanThinkTime: Duration
+    ) {
         self.index = index
         self.host = host
         self.world = world
         self.random = random
         remaining = commands
+        self.deadline = deadline
+        let (seconds, attoseconds) = meanThinkTime.components
+        meanThinkMicroseconds = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
     }
 
     /// The key the server's reads of `connection` are reported under.
@@ -76,21 +90,51 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
         sendNext()
     }
 
+    /// Sends the next command, after a think time when paced.
     private func sendNext() {
         guard let connection, !world.isFinished else { return }
-        guard remaining > 0 else {
+        guard meanThinkMicroseconds > 0 else {
+            send(on: connection)
+            return
+        }
+        // Uniform around the mean: 1 µs to twice the mean.
+        let think = Duration.microseconds(Int64.random(in: 1...(2 * meanThinkMicroseconds), using: &random))
+        thinking = connection
+        _ = host.loop.schedule(after: think) { [self, weak connection] in
+            // A lost connection meanwhile: its reconnection starts a think time of its own.
+            guard let connection, thinking === connection, self.connection === connection else { return }
+            thinking = nil
+            send(on: connection)
+        }
+    }
+
+    private func send(on connection: TCPConnection) {
+        guard !world.isFinished else { return }
+        guard remaining > 0, deadline.map({ host.loop.now < $0 }) ?? true else {
             isDone = true
             self.connection = nil
             connection.close(afterFlushing: true)
             world.clientFinished()
             return
         }
-        remaining -= 1
-        let command = ModelCommand.random(using: &random)
-        let bytes = command.encoded
+        // One write in eight carries 2 to 4 commands (pipelining); QUIT only ever goes alone
+        // (the server ignores what follows it).
+        let batch =
+            Int.random(in: 0..<8, using: &random) == 0 ? min(remaining, Int.random(in: 2...4, using: &random)) : 1
         let connectionKey = key(of: connection)
-        outstanding = Outstanding(command: command, connectionKey: connectionKey)
-        world.sending(command, length: bytes.count, from: self, on: connectionKey)
+        var bytes: [UInt8] = []
+        for _ in 0..<batch {
+            remaining -= 1
+            var command = ModelCommand.random(using: &random, unixMilliseconds: world.unixMilliseconds)
+            if batch > 1 && command.closesConnection { command = .ping }
+            let encoded = command.encoded
+            bytes += encoded
+            // A protocol error's reply is known now: the server may answer before it read all of
+            // the request (it stops at the byte in error), so the world may never see it whole.
+            let known: ModelExpectation? = command == .malformed ? .exactly(KeyspaceModel.malformedReply) : nil
+            outstanding.append(Outstanding(command: command, connectionKey: connectionKey, expected: known))
+            world.sending(command, length: encoded.count, from: self, on: connectionKey)
+        }
         _ = connection.write(bytes)
     }
 
@@ -112,7 +156,7 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     }
 
     private func received(_ reply: ModelReply) {
-        guard let outstanding else {
+        guard let outstanding = outstanding.first else {
             world.fail("client \(index): reply \(reply) with no command outstanding")
             return
         }
@@ -120,28 +164,40 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
             world.fail("client \(index): reply \(reply) to `\(outstanding.command)` before the server read it")
             return
         }
-        guard reply == expected else {
+        guard expected.accepts(reply) else {
             world.fail("client \(index): `\(outstanding.command)` got \(reply), the model expected \(expected)")
             return
         }
         world.replied()
-        self.outstanding = nil
+        self.outstanding.removeFirst()
+        guard self.outstanding.isEmpty else { return }
+        if outstanding.command.closesConnection, let connection {
+            // The server closes after its reply: a new connection for the next command.
+            self.connection = nil
+            connection.close()
+            reconnectLater()
+            return
+        }
         sendNext()
     }
 
-    /// The world's verdict for the outstanding command on `connectionKey`, once the server read it.
-    func serverRead(on connectionKey: String, expecting reply: ModelReply) {
-        guard outstanding?.connectionKey == connectionKey else { return }
-        outstanding?.expected = reply
+    /// The world's verdict for the first outstanding command on `connectionKey` the server had
+    /// not read yet, once it read it (the server handles a connection's requests in order).
+    func serverRead(on connectionKey: String, expecting reply: ModelExpectation) {
+        guard
+            let position = outstanding.firstIndex(where: { $0.connectionKey == connectionKey && $0.expected == nil })
+        else { return }
+        outstanding[position].expected = reply
     }
 
     /// The connection closed (reset, or the server closed it): the outstanding command, if any,
     /// is given up (the model applied it if and only if the server read it).
     private func disconnected() {
         connection = nil
-        if outstanding != nil {
-            outstanding = nil
-            world.lost()
+        thinking = nil
+        if !outstanding.isEmpty {
+            world.lost(outstanding.count)
+            outstanding = []
         }
         reconnectLater()
     }

@@ -30,7 +30,7 @@ extension EventLoop {
     /// what to do instead.
     func claimDriver(_ operation: StaticString) -> Bool {
         precondition(
-            simulation == nil,
+            !isSimulated,
             "EventLoop.\(operation) called on a simulated host's loop; the simulation drives its loops: run the SimulatedNetwork instead"
         )
         while true {

@@ -81,7 +81,7 @@ extension EventLoop {
     func addDescriptorWatcher(
         _ fd: Int32, events: IOEvents, isOneShot: Bool, handler: @escaping (Int16) -> Void
     ) throws -> EventLoopWatcher {
-        precondition(simulation == nil, Self.simulatedWatcherMessage)
+        precondition(!isSimulated, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         // libevent would accept a closed descriptor here and fail later, or not at all.
         guard fcntl(fd, F_GETFD) != -1 else { throw EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
@@ -97,7 +97,7 @@ extension EventLoop {
     ) throws
         -> EventLoopWatcher
     {
-        precondition(simulation == nil, Self.simulatedWatcherMessage)
+        precondition(!isSimulated, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
             throw EventLoopError.invalidSignal(signal)

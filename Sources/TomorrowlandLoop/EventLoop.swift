@@ -57,8 +57,16 @@ public final class EventLoop: @unchecked Sendable {
     /// with the close. -1 on a simulated loop (the simulation looks at its inbox instead).
     let wakeupDescriptor: Int32
     /// The simulation that drives this loop and owns its clock and network, or nil for a loop
-    /// on libevent and the monotonic clock (every loop made with a public initializer).
-    package let simulation: (any EventLoopSimulation)?
+    /// on libevent and the monotonic clock (every loop made with a public initializer), and
+    /// once the simulation is gone.
+    ///
+    /// Weak: the simulation owns its hosts' loops, and a strong reference back made every
+    /// simulated network, with its hosts, loops and everything in flight, a cycle that was never
+    /// freed (LeakSanitizer saw it as leaked name resolutions, whose only reference was a
+    /// scheduled event's payload).
+    package weak let simulation: (any EventLoopSimulation)?
+    /// Whether a simulation made this loop (``init(simulation:)``), even after it is gone.
+    package let isSimulated: Bool
     /// The simulation's clock, nil on a libevent loop (see ``currentTime()``).
     let virtualClock: VirtualClock?
 
@@ -150,6 +158,7 @@ public final class EventLoop: @unchecked Sendable {
         self.base = base
         self.ownsBase = ownsBase
         simulation = nil
+        isSimulated = false
         virtualClock = nil
         let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         precondition(descriptor >= 0, "EventLoop: eventfd failed (errno \(errno)); the process is out of descriptors")
@@ -166,6 +175,7 @@ public final class EventLoop: @unchecked Sendable {
         base = nil
         ownsBase = false
         self.simulation = simulation
+        isSimulated = true
         virtualClock = simulation.clock
         wakeupDescriptor = -1
         core = SchedulingCore(currentTime: simulation.clock.nanoseconds)
@@ -302,9 +312,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Makes the loop's `eventfd` readable. Errors are ignored on purpose: the only one possible
     /// on a live `eventfd` is `EAGAIN` when the counter is saturated, and then it is readable.
     func wakeUp() {
-        // A simulated loop has no descriptor: the simulation sees the inbox when it picks the
-        // next event (one thread drives every simulated loop, so nothing waits to be woken).
-        guard wakeupDescriptor >= 0 else { return }
+        // A simulated loop has no descriptor: the simulation looks at the inbox again when it
+        // picks the next event (one thread drives every simulated loop, so nothing waits to be
+        // woken; the simulation only learns that this loop's next event time may be sooner).
+        guard wakeupDescriptor >= 0 else {
+            simulation?.loopWasWoken(self)
+            return
+        }
         _ = eventfd_write(wakeupDescriptor, 1)
     }
 }

@@ -20,7 +20,7 @@ public final class EventLoopGroup: Sendable {
     /// Wraps the loops of a simulated host: no thread is started, the simulation drives them.
     /// Shutting the group down shuts the loops down on the calling thread (the simulation's).
     package init(simulatedLoops: [EventLoop]) {
-        precondition(!simulatedLoops.isEmpty && simulatedLoops.allSatisfy { $0.simulation != nil })
+        precondition(!simulatedLoops.isEmpty && simulatedLoops.allSatisfy(\.isSimulated))
         loops = simulatedLoops
     }
 

@@ -32,6 +32,11 @@ package protocol EventLoopSimulation: AnyObject, Sendable {
     /// The resolver names go through on this simulation's hosts, used where a connect names the
     /// system's resolver.
     var nameResolver: any NameResolver { get }
+
+    /// Work or a timer was submitted to `loop` from outside its own work (another loop's, or
+    /// another thread): the simulation must ask the loop for its next event time again. Called
+    /// from any thread, after the submission, with no lock held.
+    func loopWasWoken(_ loop: EventLoop)
 }
 
 /// A connection attempt in progress on a simulated network.

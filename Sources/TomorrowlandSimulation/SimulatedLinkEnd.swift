@@ -14,8 +14,11 @@ final class SimulatedLinkEnd: TCPTransport {
     /// The connection's number in the trace; both ends share it.
     let linkID: Int
     let host: SimulatedHost
-    /// The other end; set once both exist.
-    weak var peer: SimulatedLinkEnd?
+    /// The other end; set once both exist. Strong, a cycle on purpose: the network's link table
+    /// breaks it once both ends are released (or when the network goes), so that a peer never
+    /// disappears while a segment may still need it, and no end has a weak reference's side
+    /// table (which makes every retain and release of it slow).
+    var peer: SimulatedLinkEnd?
     /// The connection this end carries, once attached (it owns the end).
     weak var connection: TCPConnection?
 

@@ -1,3 +1,4 @@
+import Synchronization
 import Tomorrowland
 import TomorrowlandLoop
 
@@ -63,8 +64,21 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     /// The hosts, in the order they were added.
     public private(set) var hosts: [SimulatedHost] = []
-    /// Everything that happened so far, in order.
-    public private(set) var trace: [SimulationTraceEntry] = []
+    /// Everything that happened so far, in order; only the last ``traceLimit`` entries when that
+    /// is set.
+    public var trace: [SimulationTraceEntry] { traceKept.entries }
+    /// How many trace entries ``trace`` keeps: nil (the default) keeps them all; a number keeps
+    /// only the most recent ones, for long runs (a million events make a hundred megabytes of
+    /// trace), while ``digest``, ``traceEntryCount`` and ``traceObserver`` still see every entry.
+    public var traceLimit: Int? {
+        get { traceKept.limit }
+        set { traceKept.limit = newValue }
+    }
+    /// How many entries the trace has had, kept or not.
+    public var traceEntryCount: Int { traceKept.count }
+    /// Called with each trace entry as it is recorded (whatever ``traceLimit`` keeps); nil by
+    /// default. Runs on the network's thread; it must not drive the network.
+    public var traceObserver: ((SimulationTraceEntry) -> Void)?
     /// The FNV-1a 64 hash of ``trace``'s lines.
     public var digest: UInt64 { traceDigest.value }
     /// ``digest`` as 16 hexadecimal digits.
@@ -94,11 +108,26 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     var nanoseconds: UInt64 { clock.nanoseconds }
     var random: SimulationRandom
     private var traceDigest = TraceDigest()
+    private var traceKept = SimulationTraceBuffer()
     private var events = SimulationEventQueue()
+    /// Each loop's next time, cached (see `SimulationLoopSchedule`).
+    private var loopSchedule = SimulationLoopSchedule()
+    /// Loops woken (submitted to from outside their own work) since the last pick, from any
+    /// thread; `hasWakes` says whether there are any without taking the lock.
+    private let wakes = LockedValue<[ObjectIdentifier]>([])
+    private let hasWakes = Atomic<Bool>(false)
     private var hostsByName: [String: SimulatedHost] = [:]
     private var hostsByAddress: [String: SimulatedHost] = [:]
     private var hostsByLoop: [ObjectIdentifier: SimulatedHost] = [:]
     private var nextLinkID = 0
+    /// Both ends of every connection until both are released, when the link between them (each
+    /// end's `peer`) is cut. What the network does must not depend on when an object happens to
+    /// be freed, and it did while ends referred to their peers weakly: a write to an end whose
+    /// closed peer had been freed failed at once, while one whose peer a queued event still held
+    /// reached it and drew a reset; so holding a connection, or the queue's internal layout,
+    /// changed the run. Now a peer is there while either end is open, and once both are released
+    /// every segment between them is dropped unseen (see `perform`).
+    private var links: [Int: (SimulatedLinkEnd, SimulatedLinkEnd)] = [:]
     private var nextAttemptID = 0
     /// Pairs of host indices that cannot reach each other, the smaller index first.
     private var partitioned: Set<HostPair> = []
@@ -129,6 +158,14 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         random = SimulationRandom(seed: seed)
     }
 
+    deinit {
+        // Ends of links never closed at both ends (an attempt given up, a crash) hold each other.
+        for (first, second) in links.values {
+            first.peer = nil
+            second.peer = nil
+        }
+    }
+
     /// Adds a host with `loopCount` loops.
     ///
     /// - Parameters:
@@ -147,6 +184,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         hostsByName[name] = host
         hostsByAddress[address] = host
         for loop in host.loops { hostsByLoop[ObjectIdentifier(loop)] = host }
+        loopSchedule.add(host)
         return host
     }
 
@@ -242,15 +280,25 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         host.incomingConnections = .unanswered
         for end in host.ends {
             end.isReset = true
-            if let peer = end.peer { sendReset(from: end, to: peer) }
+            if let peer = end.peer, !peer.isReleased { sendReset(from: end, to: peer) }
         }
-        for loop in host.loops { loop.shutdown() }
+        for loop in host.loops {
+            loop.shutdown()
+            loopSchedule.markStale(loop)
+        }
         for port in host.ports.keys.sorted() { host.ports[port]?.close() }
     }
 
     // MARK: EventLoopSimulation
 
     package var nameResolver: any NameResolver { resolver }
+
+    package func loopWasWoken(_ loop: EventLoop) {
+        // Any thread: a loop's work on another host, or a thread outside the simulation (a
+        // Dispatch queue resolving a promise), may submit to a loop.
+        wakes.withLock { $0.append(ObjectIdentifier(loop)) }
+        hasWakes.store(true, ordering: .releasing)
+    }
 
     package func bindListener(
         host name: String, port requested: UInt16, on loop: EventLoop, options: TCPListenerOptions,
@@ -339,7 +387,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         guard !end.isReset else { return }
         record(.reset, "\(end.label) (\(reason))")
         end.isReset = true
-        if let peer = end.peer { sendReset(from: end, to: peer) }
+        // A released peer's socket is gone: nothing to reset there.
+        if let peer = end.peer, !peer.isReleased { sendReset(from: end, to: peer) }
         notifyReady(end)
     }
 
@@ -347,11 +396,16 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     func release(_ end: SimulatedLinkEnd) {
         end.isReleased = true
         record(.close, end.label)
-        if !end.outputEnded && !end.isReset && !end.host.isCrashed, let peer = end.peer {
+        if !end.outputEnded && !end.isReset && !end.host.isCrashed, let peer = end.peer, !peer.isReleased {
             end.outputEnded = true
             scheduleInOrder(.endOfOutput(peer), from: end)
         }
         end.host.ends.removeAll { $0 === end }
+        if let peer = end.peer, peer.isReleased {
+            links[end.linkID] = nil
+            peer.peer = nil
+            end.peer = nil
+        }
     }
 
     /// The host with address `ip` (a host's own loopback is the host itself, resolved by the
@@ -376,27 +430,50 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     // MARK: Events
 
     private func nextEvent() -> SimulationEvent.Pick? {
-        var best: SimulationEvent.Pick?
-        if let first = events.first { best = .init(time: first.time, source: .network) }
-        for host in hosts where !host.isCrashed {
-            for (index, loop) in host.loops.enumerated() {
-                guard let time = loop.simulationNextEventTime() else { continue }
-                let due = max(time, nanoseconds)
-                // Network events win ties: they were scheduled by what already ran.
-                if best == nil || due < best!.time { best = .init(time: due, source: .loop(host, index)) }
+        if hasWakes.exchange(false, ordering: .acquiring) {
+            let woken = wakes.withLock { woken in
+                defer { woken.removeAll(keepingCapacity: true) }
+                return woken
             }
+            for loop in woken { loopSchedule.markStale(loop) }
         }
-        return best
+        loopSchedule.refresh { slot in nextTime(of: slot.loop, on: slot.host) }
+        while let (slot, due) = loopSchedule.first {
+            // Network events win ties: they were scheduled by what already ran. The cached time
+            // is a lower bound, so a network event due by then comes first in any case.
+            if let first = events.firstTime, first <= due { return .init(time: first, source: .network) }
+            let entry = loopSchedule.slots[slot]
+            // The loop may be due later than cached (a timer cancelled from elsewhere, a
+            // shutdown): ask it, and pick again if so.
+            let actual = nextTime(of: entry.loop, on: entry.host)
+            if actual == due { return .init(time: due, source: .loop(entry.host, entry.index)) }
+            loopSchedule.update(slot, to: actual)
+        }
+        return events.firstTime.map { .init(time: $0, source: .network) }
+    }
+
+    /// When `loop` of `host` next has something to do, never before now; nil if never.
+    private func nextTime(of loop: EventLoop, on host: SimulatedHost) -> UInt64? {
+        guard !host.isCrashed, let time = loop.simulationNextEventTime() else { return nil }
+        return max(time, nanoseconds)
+    }
+
+    /// Runs `body` as a callback of `loop` (which may give the loop work), then has the loop
+    /// asked for its next time again.
+    private func runCallback(on loop: EventLoop, _ body: () -> Void) {
+        loop.simulationRunCallback(body)
+        loopSchedule.markStale(loop)
     }
 
     private func run(_ pick: SimulationEvent.Pick) {
         if pick.time > nanoseconds { clock.advance(to: pick.time) }
         switch pick.source {
         case .network:
-            perform(events.removeFirst().action)
+            perform(events.removeFirst())
         case .loop(let host, let index):
             record(.turn, "\(host.name)/\(index)")
             host.loops[index].simulationRunTurn()
+            loopSchedule.markStale(host.loops[index])
         }
     }
 
@@ -415,6 +492,11 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     }
 
     private func perform(_ action: SimulationEvent.Action) {
+        if let end = receivingEnd(of: action), end.isReleased, end.peer?.isReleased ?? true {
+            // Both ends are closed: the segment meets no socket. Dropped here, before the
+            // partition sees it, so that nothing depends on whether the ends are still alive.
+            return
+        }
         if let end = receivingEnd(of: action), end.isFlushPending || !end.held.isEmpty {
             // Segments held before this one still wait for their flush: in order, this one waits too.
             end.held.append(action)
@@ -441,17 +523,19 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             }
             attempt.completion = nil
             record(.established, "attempt \(attempt.id) \(end.label)")
-            attempt.loop.simulationRunCallback { completion(.success(end)) }
+            runCallback(on: attempt.loop) { completion(.success(end)) }
         case .refused(let attempt):
             guard let completion = attempt.completion else { return }
             attempt.completion = nil
             record(.refused, "attempt \(attempt.id)")
-            attempt.loop.simulationRunCallback { completion(.failure(.connectFailed(errno: ECONNREFUSED))) }
+            runCallback(on: attempt.loop) { completion(.failure(.connectFailed(errno: ECONNREFUSED))) }
         case .data(let end, let bytes):
             guard !end.host.isCrashed, !end.isReset else { return }
             if end.isReleased {
                 // Bytes for a closed socket: the kernel answers with a reset.
-                if let peer = end.peer, !peer.isReset { abort(peer, reason: "data to closed \(end.label)") }
+                if let peer = end.peer, !peer.isReset, !peer.isReleased {
+                    abort(peer, reason: "data to closed \(end.label)")
+                }
                 return
             }
             record(.deliver, "\(end.label) \(bytes.count)B")
@@ -473,6 +557,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             end.readableScheduled = false
             guard !end.isReleased, end.wantsRead, end.hasInputEvent, let connection = end.connection else { return }
             connection.transportReadable()
+            loopSchedule.markStale(connection.loop)
             // Short reads leave input behind: a level-triggered readiness fires again.
             if !end.isReleased && end.wantsRead && end.hasInputEvent { scheduleReadable(end) }
         case .writable(let end):
@@ -481,6 +566,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
                 let connection = end.connection
             else { return }
             connection.transportWritable()
+            loopSchedule.markStale(connection.loop)
         case .flushHeld(let end):
             end.isFlushPending = false
             let waiting = end.held
@@ -535,6 +621,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             remoteDescription: "\(server.address):\(port)")
         serverEnd.peer = clientEnd
         clientEnd.peer = serverEnd
+        links[nextLinkID] = (serverEnd, clientEnd)
         server.ends.append(serverEnd)
         attempt.host.ends.append(clientEnd)
         listening.backlog.append(serverEnd)
@@ -547,7 +634,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         while port.isAccepting, !port.isClosed, !port.backlog.isEmpty, let listener = port.listener {
             let end = port.backlog.removeFirst()
             record(.accept, end.label)
-            port.loop.simulationRunCallback { listener.acceptorAccepted(end) }
+            runCallback(on: port.loop) { listener.acceptorAccepted(end) }
         }
     }
 }
@@ -555,7 +642,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 extension SimulatedNetwork {
     func record(_ kind: SimulationTraceEntry.Kind, _ detail: String) {
         let entry = SimulationTraceEntry(time: now, kind: kind, detail: detail)
-        trace.append(entry)
-        traceDigest.add(entry.description)
+        traceKept.append(entry)
+        traceDigest.add(entry)
+        traceObserver?(entry)
     }
 }

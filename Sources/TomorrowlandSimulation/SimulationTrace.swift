@@ -55,6 +55,29 @@ struct TraceDigest {
         mix(0x0A)
     }
 
+    /// Adds `entry`'s line, as ``add(_:)`` of its `description` does, without making the string.
+    mutating func add(_ entry: SimulationTraceEntry) {
+        var nanoseconds = entry.time.simulationNanoseconds
+        // The decimal digits, most significant first (a UInt64 has at most 20).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var count = 0
+            repeat {
+                digits[count] = UInt8(ascii: "0") + UInt8(nanoseconds % 10)
+                nanoseconds /= 10
+                count += 1
+            } while nanoseconds > 0
+            while count > 0 {
+                count -= 1
+                mix(digits[count])
+            }
+        }
+        mix(UInt8(ascii: " "))
+        for byte in entry.kind.rawValue.utf8 { mix(byte) }
+        mix(UInt8(ascii: " "))
+        for byte in entry.detail.utf8 { mix(byte) }
+        mix(0x0A)
+    }
+
     private mutating func mix(_ byte: UInt8) {
         value ^= UInt64(byte)
         value &*= 0x0000_0100_0000_01B3

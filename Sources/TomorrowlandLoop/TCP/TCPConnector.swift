@@ -54,7 +54,8 @@ final class TCPConnector: @unchecked Sendable {
     ///
     /// The deadline is armed first, so `timeout` covers resolution plus connection.
     func start(timeout: Duration, nameResolver: any NameResolver) {
-        guard !loop.isShuttingDown else {
+        // A simulated loop whose simulation is gone has no network to connect through.
+        guard !loop.isShuttingDown, !loop.isSimulated || loop.simulation != nil else {
             resolver.reject(with: .closed)
             return
         }
@@ -81,8 +82,12 @@ final class TCPConnector: @unchecked Sendable {
         }
         self.resolution = resolution
         // A simulated host resolves through its simulation unless the caller chose a resolver.
-        if let simulation = loop.simulation, nameResolver is SystemNameResolver {
-            simulation.nameResolver.resolve(resolution)
+        if loop.isSimulated, nameResolver is SystemNameResolver {
+            if let simulation = loop.simulation {
+                simulation.nameResolver.resolve(resolution)
+            } else {
+                resolution.complete(with: .failure(.closed))
+            }
         } else {
             nameResolver.resolve(resolution)
         }
@@ -108,7 +113,11 @@ final class TCPConnector: @unchecked Sendable {
         while !isFinished && nextAddress < addresses.count {
             let address = addresses[nextAddress]
             nextAddress += 1
-            if let simulation = loop.simulation {
+            if loop.isSimulated {
+                guard let simulation = loop.simulation else {
+                    lastError = .closed
+                    break
+                }
                 attempt = simulation.connect(to: address, from: loop, options: options) { [self] outcome in
                     attempt = nil
                     switch outcome {

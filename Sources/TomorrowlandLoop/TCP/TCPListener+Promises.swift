@@ -36,7 +36,8 @@ extension TCPListener {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) -> Promise<TCPListener, TCPError> {
-        if let simulation = loop.simulation {
+        if loop.isSimulated {
+            guard let simulation = loop.simulation else { return Promise(rejected: .closed) }
             let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
             let request = BindRequest(resolver)
             let queued = loop.performOnLoop {

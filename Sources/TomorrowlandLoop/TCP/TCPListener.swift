@@ -120,7 +120,8 @@ public final class TCPListener: @unchecked Sendable {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
-        if let simulation = loop.simulation {
+        if loop.isSimulated {
+            guard let simulation = loop.simulation else { throw .closed }
             // A simulated host binds in the simulation's port table: nothing to resolve, no socket.
             return try loop.withConfinedAccess("TCPListener.listen(host:port:on:options:onAccept:)") {
                 simulation.bindListener(host: host, port: port, on: loop, options: options, onAccept: onAccept)
