@@ -82,6 +82,17 @@ import TomorrowlandSimulation
         #expect(first.0.digest != other.0.digest)
     }
 
+    @Test func aSeedReplaysTheSameFaultsInAnotherProcessAndOpensNoDescriptorNorThread() throws {
+        let first = try runProbe(seed: 5, faults: true)
+        let second = try runProbe(seed: 5, faults: true)
+        let other = try runProbe(seed: 6, faults: true)
+        #expect(first == second)
+        #expect((Int(first.faults) ?? 0) > 0)
+        #expect(first.digest != other.digest)
+        #expect(first.descriptorsBefore == first.descriptorsAfter)
+        #expect(first.threadsBefore == first.threadsAfter)
+    }
+
     @Test func noPlanInjectsNothing() throws {
         let (network, observed) = try Self.world(seed: 84, plan: .none)
         #expect(network.faultCount == 0)
