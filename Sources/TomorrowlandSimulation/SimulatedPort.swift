@@ -44,9 +44,13 @@ final class SimulatedPort: TCPAcceptor {
         isClosed = true
         isAccepting = false
         if host.ports[port] === self { host.ports[port] = nil }
-        // Connections still in the backlog were never accepted: the kernel resets them.
+        // Connections still in the backlog were never accepted: the kernel resets them, and they
+        // are no descriptors of the host's (`SimulatedHost.descriptorsInUse`).
         let waiting = backlog
         backlog = []
-        for end in waiting { network.abort(end, reason: "backlog of closed port \(port)") }
+        for end in waiting {
+            network.abort(end, reason: "backlog of closed port \(port)")
+            host.ends.removeAll { $0 === end }
+        }
     }
 }

@@ -85,6 +85,29 @@ import TomorrowlandSimulation
         network.runUntilIdle()
     }
 
+    @Test func connectionsLeftInTheBacklogOfAClosedListenerHoldNoDescriptor() throws {
+        let network = SimulatedNetwork(seed: 55)
+        let server = network.addHost("server")
+        let client = network.addHost("client")
+        // Two descriptors: a listening socket and one connection.
+        server.descriptorLimit = 2
+        let paused = try startEchoServer(on: server)
+        paused.pauseAccepting()
+        let waiting = TCPConnection.connect(host: "server", port: 7, on: client.loop, timeout: .seconds(5))
+        let waitingRead = try #require(network.run(until: waiting)?.value).read(maxBytes: 1)
+        // Closing the listener resets the connection it never accepted: the kernel frees it.
+        paused.close()
+        #expect(network.run(until: waitingRead)?.error == .connectionReset)
+        let listener = try startEchoServer(on: server, port: 8)
+        let reply = TCPConnection.connect(host: "server", port: 8, on: client.loop, timeout: .seconds(5))
+            .flatMap(on: .loop(client.loop)) { connection in
+                connection.write([9]).flatMap(on: .loop(client.loop)) { connection.read(exactly: 1) }
+            }
+        #expect(network.run(until: reply)?.value == [9])
+        #expect(!network.trace.contains { $0.kind == .acceptFailed })
+        listener.close()
+    }
+
     @Test func theSameSeedExhaustsTheSameWay() throws {
         let first = try Self.exhaustion(seed: 54).0
         let second = try Self.exhaustion(seed: 54).0
