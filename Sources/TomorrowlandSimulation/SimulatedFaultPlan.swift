@@ -44,7 +44,8 @@ public struct SimulatedFaultPlan: Sendable, Hashable {
 
     /// Mean time between two partitions; nil (the default) for none. Each cuts one host, chosen
     /// at random, from one or more of the others, and heals after a time drawn from
-    /// ``partitionLength``; no other partition starts until it healed.
+    /// ``partitionLength``; no other partition starts until it healed. The heal is
+    /// ``SimulatedNetwork/heal()``: it ends partitions made by hand too.
     public var partitionInterval: Duration?
     /// How long a partition lasts: drawn uniformly in this range. 5 to 400 ms by default.
     public var partitionLength: ClosedRange<Duration> = .milliseconds(5) ... .milliseconds(400)
