@@ -9,6 +9,8 @@ final class SimulatedConnectAttempt: TCPConnectAttempt {
     let options: TCPConnectionOptions
     /// Taken when the attempt completes or is cancelled: it runs at most once.
     var completion: ((Result<any TCPTransport, TCPError>) -> Void)?
+    /// How many times the SYN went again after a full backlog dropped it.
+    var synRetransmissions = 0
 
     init(
         id: Int, host: SimulatedHost, loop: EventLoop, options: TCPConnectionOptions,

@@ -27,12 +27,29 @@ public final class SimulatedHost: @unchecked Sendable {
     public let name: String
     /// The host's IPv4 address, "10.0.0.1" by default for the first host.
     public let address: String
-    /// The host's loops, in creation order.
-    public let loops: [EventLoop]
-    /// The host's loops as a group (no threads: the simulation drives them).
-    public let group: EventLoopGroup
+    /// The host's loops, in creation order: fresh ones after each
+    /// ``SimulatedNetwork/restart(_:)``.
+    public internal(set) var loops: [EventLoop]
+    /// The host's loops as a group (no threads: the simulation drives them); a fresh group after
+    /// each ``SimulatedNetwork/restart(_:)``.
+    public internal(set) var group: EventLoopGroup
     /// The host's first loop.
     public var loop: EventLoop { loops[0] }
+    /// How many times the host restarted (``SimulatedNetwork/restart(_:)``): 0 until its first
+    /// restart. Its ``loops`` belong to this generation; those of earlier ones are shut down.
+    public internal(set) var generation = 0
+
+    /// The most descriptors the host's daemon may hold, as `ulimit -n` would set it; nil (no
+    /// limit) by default. A fault to set by hand.
+    ///
+    /// What counts: the host's listening ports and its connections (accepted ones, and its own
+    /// connects once the peer answered), until they close. At the limit, accepting fails with
+    /// `EMFILE` as `accept(2)` does: the connection stays in its port's backlog and the listener
+    /// backs off (`TCPListener.resourceBackoff`) before it tries again, so it accepts once the
+    /// daemon closed a connection or the limit rose; a new listener fails with
+    /// `TCPError.bindFailed(errno: EMFILE)`. A connect from the host is not limited (a
+    /// simplification).
+    public var descriptorLimit: Int?
 
     /// How the host answers connection attempts; ``IncomingConnections/answered`` at first. A
     /// fault to set by hand.
@@ -60,6 +77,22 @@ public final class SimulatedHost: @unchecked Sendable {
         let loops = (0..<loopCount).map { _ in EventLoop(simulation: simulation) }
         self.loops = loops
         group = EventLoopGroup(simulatedLoops: loops)
+    }
+
+    /// The fault plan ran the host out of descriptors for a while (``SimulatedFaultPlan``).
+    var descriptorsExhaustedByPlan = false
+
+    /// Whether a new descriptor would fail with `EMFILE`.
+    var isOutOfDescriptors: Bool {
+        if descriptorsExhaustedByPlan { return true }
+        guard let descriptorLimit else { return false }
+        return descriptorsInUse >= descriptorLimit
+    }
+
+    /// How many descriptors the host's daemon holds: listening ports and connections, not those
+    /// still waiting in a backlog (the kernel holds them until `accept`).
+    var descriptorsInUse: Int {
+        ports.count + ends.count - ports.values.reduce(0) { $0 + $1.backlog.count }
     }
 
     /// A port number no listener and no connection of this host uses.

@@ -18,7 +18,7 @@ extension SimulatedNetwork {
             // A simplification: the refusal does not name the host it comes from, so one already
             // in flight when a partition starts still arrives.
             return nil
-        case .readable, .writable, .accept, .resolved, .flushHeld:
+        case .readable, .writable, .accept, .resolved, .flushHeld, .scheduled:
             return nil
         }
     }
@@ -30,7 +30,7 @@ extension SimulatedNetwork {
         case .established(_, let end), .data(let end, _), .endOfOutput(let end), .windowUpdate(let end, _),
             .reset(let end):
             return end
-        case .syn, .refused, .readable, .writable, .accept, .resolved, .flushHeld:
+        case .syn, .refused, .readable, .writable, .accept, .resolved, .flushHeld, .scheduled:
             return nil
         }
     }

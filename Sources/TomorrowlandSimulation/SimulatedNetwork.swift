@@ -45,7 +45,12 @@ import TomorrowlandLoop
 /// ## Faults
 ///
 /// Settable by hand: ``reset(_:)`` a connection, ``partition(_:from:)`` and ``heal()``,
-/// ``SimulatedHost/incomingConnections`` (refuse, or never answer), ``crash(_:)``.
+/// ``SimulatedHost/incomingConnections`` (refuse, or never answer), ``crash(_:)`` and
+/// ``restart(_:)``, ``SimulatedHost/descriptorLimit`` (accept fails with `EMFILE`), a listener's
+/// backlog (`TCPListenerOptions.backlog`: a full one drops connection attempts, which retry),
+/// ``nameFaults`` (a name resolves late, never, or to a dead address), and any of them at an exact
+/// instant with ``schedule(at:named:_:)``. Chosen by the seed: set ``faultPlan``. Every fault is
+/// in the ``trace`` and counted in ``faultCount``.
 ///
 /// - Important: Drive the network from one thread, and never from inside a host's loop work.
 public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
@@ -118,7 +123,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     private let hasWakes = Atomic<Bool>(false)
     private var hostsByName: [String: SimulatedHost] = [:]
     private var hostsByAddress: [String: SimulatedHost] = [:]
-    private var hostsByLoop: [ObjectIdentifier: SimulatedHost] = [:]
+    /// Every loop a host ever had, those of earlier generations included.
+    var hostsByLoop: [ObjectIdentifier: SimulatedHost] = [:]
     private var nextLinkID = 0
     /// Both ends of every connection until both are released, when the link between them (each
     /// end's `peer`) is cut. What the network does must not depend on when an object happens to
@@ -138,6 +144,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     /// Ends with segments waiting in `held`, in the order their first one was held.
     private var endsHolding: [SimulatedLinkEnd] = []
     private lazy var resolver = SimulatedNameResolver(network: self)
+    /// The faults' own state: the plan, the count, name faults, crash and restart handlers.
+    let faultState = SimulationFaultState()
 
     /// Creates an empty network.
     ///
@@ -238,7 +246,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         guard let end = connection.transport as? SimulatedLinkEnd, end.network === self else {
             preconditionFailure("SimulatedNetwork.reset(_:) needs a connection of this network")
         }
-        record(.fault, "reset \(end.label)")
+        recordFault("reset \(end.label)")
         abort(end, reason: "fault")
     }
 
@@ -246,8 +254,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     /// wait (as retransmissions would) until ``heal()``; connection attempts between them go
     /// unanswered.
     public func partition(_ group: [SimulatedHost], from other: [SimulatedHost]) {
-        record(
-            .fault,
+        recordFault(
             "partition \(group.map(\.name).joined(separator: ",")) | \(other.map(\.name).joined(separator: ","))")
         for first in group {
             for second in other where first !== second { partitioned.insert(HostPair(first, second)) }
@@ -272,10 +279,11 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     }
 
     /// Crashes `host`: its loops shut down (what they held is gone), its listening ports close,
-    /// and every connection it had is reset at its peers. The host answers nothing from then on.
+    /// and every connection it had is reset at its peers. The host answers nothing until
+    /// ``restart(_:)``. ``onHostCrash`` hears of it.
     public func crash(_ host: SimulatedHost) {
         guard !host.isCrashed else { return }
-        record(.fault, "crash \(host.name)")
+        recordFault("crash \(host.name)")
         host.isCrashed = true
         host.incomingConnections = .unanswered
         for end in host.ends {
@@ -287,6 +295,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             loopSchedule.markStale(loop)
         }
         for port in host.ports.keys.sorted() { host.ports[port]?.close() }
+        faultState.onHostCrash?(host)
     }
 
     // MARK: EventLoopSimulation
@@ -305,11 +314,13 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         onAccept: @escaping (TCPConnection) -> Void
     ) -> Result<TCPListener, TCPError> {
         let host = self.host(of: loop)
-        guard !host.isCrashed else { return .failure(.closed) }
+        // A loop of an earlier generation (the host crashed since) binds nothing.
+        guard !host.isCrashed, host.loops.contains(where: { $0 === loop }) else { return .failure(.closed) }
         let local = ["", "*", "0.0.0.0", "::", "127.0.0.1", "localhost", host.name, host.address]
         guard local.contains(name) else { return .failure(.bindFailed(errno: EADDRNOTAVAIL)) }
         let number = requested == 0 ? host.ephemeralPort() : requested
         guard host.ports[number] == nil else { return .failure(.bindFailed(errno: EADDRINUSE)) }
+        guard !host.isOutOfDescriptors else { return .failure(.bindFailed(errno: EMFILE)) }
         let port = SimulatedPort(
             network: self, host: host, port: number, loop: loop, backlogLimit: Int(options.backlog))
         host.ports[number] = port
@@ -416,6 +427,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     /// Answers `resolution` after a latency: a host's name resolves to its address.
     func scheduleResolution(_ resolution: NameResolution) {
+        if resolveWithFault(resolution) { return }
         let answer: Result<[TCPSocketAddress], TCPError>
         if let host = hostsByName[resolution.host],
             let address = TCPSocketAddress(ipAddress: host.address, port: resolution.port)
@@ -477,7 +489,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         }
     }
 
-    private func schedule(_ action: SimulationEvent.Action, after delay: UInt64) {
+    func schedule(_ action: SimulationEvent.Action, after delay: UInt64) {
         let (time, overflow) = nanoseconds.addingReportingOverflow(delay)
         events.insert(SimulationEvent(time: overflow ? UInt64.max : time, action: action))
     }
@@ -578,6 +590,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         case .resolved(let resolution, let answer):
             record(.resolve, "\(resolution.host)")
             resolution.complete(with: answer)
+        case .scheduled(let action):
+            runScheduled(action)
         }
     }
 
@@ -609,6 +623,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         }
         guard listening.backlog.count < listening.backlogLimit else {
             record(.drop, "attempt \(attempt.id): backlog of \(server.name):\(port) full")
+            retransmitSyn(attempt, ip: ip, port: port)
             return
         }
         nextLinkID += 1
@@ -632,6 +647,10 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     private func acceptFromBacklog(_ port: SimulatedPort) {
         while port.isAccepting, !port.isClosed, !port.backlog.isEmpty, let listener = port.listener {
+            if port.host.isOutOfDescriptors {
+                failAccept(port, listener: listener)
+                return
+            }
             let end = port.backlog.removeFirst()
             record(.accept, end.label)
             runCallback(on: port.loop) { listener.acceptorAccepted(end) }

@@ -3,9 +3,10 @@ import TomorrowlandLoop
 /// A listening port of a simulated host: the ``TCPAcceptor`` under a `TCPListener` on the
 /// simulation.
 ///
-/// Incoming connections wait in a backlog (bounded by the listener's backlog option, as in the
-/// kernel: attempts beyond it are dropped, and the connecting side times out) until the listener
-/// takes them, which it does while accepting is enabled.
+/// Incoming connections wait in a backlog until the listener takes them, which it does while
+/// accepting is enabled. The backlog is bounded by the listener's backlog option: as Linux does
+/// by default, an attempt beyond it is dropped, and the connecting host sends it again after its
+/// retransmission timeout (1 s, doubling), so it gets in once there is room or times out.
 final class SimulatedPort: TCPAcceptor {
     unowned let network: SimulatedNetwork
     let host: SimulatedHost
@@ -43,9 +44,13 @@ final class SimulatedPort: TCPAcceptor {
         isClosed = true
         isAccepting = false
         if host.ports[port] === self { host.ports[port] = nil }
-        // Connections still in the backlog were never accepted: the kernel resets them.
+        // Connections still in the backlog were never accepted: the kernel resets them, and they
+        // are no descriptors of the host's (`SimulatedHost.descriptorsInUse`).
         let waiting = backlog
         backlog = []
-        for end in waiting { network.abort(end, reason: "backlog of closed port \(port)") }
+        for end in waiting {
+            network.abort(end, reason: "backlog of closed port \(port)")
+            host.ends.removeAll { $0 === end }
+        }
     }
 }

@@ -28,6 +28,8 @@ struct SimulationEvent {
         case accept(SimulatedPort)
         /// The name resolver answers.
         case resolved(NameResolution, Result<[TCPSocketAddress], TCPError>)
+        /// An action scheduled on the network's clock: a test's, or the fault plan's.
+        case scheduled(SimulatedScheduledAction)
     }
 
     /// What the network runs next, and when.

@@ -30,6 +30,13 @@ public struct SimulationTraceEntry: Sendable, Hashable, CustomStringConvertible 
         case bind
         /// A fault was injected by hand or by the seed (partition, heal, crash...).
         case fault
+        /// A crashed host restarted with fresh loops (``SimulatedNetwork/restart(_:)``).
+        case restart
+        /// An accept failed (`EMFILE`: the host is out of descriptors); the connection stays in
+        /// the backlog.
+        case acceptFailed
+        /// An action scheduled on the network's clock ran (``SimulatedNetwork/schedule(at:named:_:)``).
+        case action
     }
 
     /// When, on the simulation's clock (since the network was created).

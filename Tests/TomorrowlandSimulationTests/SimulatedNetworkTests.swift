@@ -275,16 +275,19 @@ struct ProbeOutput: Equatable {
     var descriptorsAfter: String
     var threadsBefore: String
     var threadsAfter: String
+    /// `faults=F` with `faults`, empty otherwise.
+    var faults = ""
 }
 
-/// Runs SimulationDigestProbe (built next to the test bundle) for `seed` and parses its last line.
-func runProbe(seed: UInt64) throws -> ProbeOutput {
+/// Runs SimulationDigestProbe (built next to the test bundle) for `seed`, with every fault of a
+/// fault plan if `faults`, and parses its last line.
+func runProbe(seed: UInt64, faults: Bool = false) throws -> ProbeOutput {
     let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     let url = testBinary.deletingLastPathComponent().appendingPathComponent("SimulationDigestProbe")
     try #require(FileManager.default.isExecutableFile(atPath: url.path), "build the SimulationDigestProbe target")
     let process = Process()
     process.executableURL = url
-    process.arguments = [String(seed)]
+    process.arguments = faults ? [String(seed), "faults"] : [String(seed)]
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()
@@ -302,5 +305,5 @@ func runProbe(seed: UInt64) throws -> ProbeOutput {
     try #require(descriptors.count == 2 && threads.count == 2, "unexpected probe output: \(line)")
     return ProbeOutput(
         digest: fields["digest"] ?? "", descriptorsBefore: descriptors[0], descriptorsAfter: descriptors[1],
-        threadsBefore: threads[0], threadsAfter: threads[1])
+        threadsBefore: threads[0], threadsAfter: threads[1], faults: fields["faults"] ?? "")
 }

@@ -1,0 +1,59 @@
+/// An action that runs at an instant of a network's clock, as an event of its own.
+final class SimulatedScheduledAction {
+    /// What the trace calls it; nil for the network's own actions (its fault plan's draws),
+    /// which record what they do themselves.
+    let label: String?
+    let body: () -> Void
+
+    init(label: String?, body: @escaping () -> Void) {
+        self.label = label
+        self.body = body
+    }
+}
+
+extension SimulatedNetwork {
+    /// Runs `action` when the network's clock reaches `instant` (a time since the network was
+    /// created, as ``now``), recording `label` in the ``trace`` as it runs.
+    ///
+    /// For what a test wants at an exact moment: a crash, a restart, a partition, or what a
+    /// signal would start in a daemon (its graceful shutdown on SIGTERM, which a simulated loop
+    /// cannot receive). The action runs on the thread that drives the network, between events,
+    /// outside every host's loop: it may inject faults, and call a host's loop and TCP API as
+    /// code outside the loop would (a listener's `shutdownGracefully(within:)`, a loop's
+    /// `execute`). Actions due at the same instant run in the order they were scheduled, before
+    /// the hosts' loop work due then. An instant already past means now (the next event).
+    ///
+    /// - Parameters:
+    ///   - instant: When, on the network's clock.
+    ///   - label: What the trace calls the action.
+    ///   - action: The action; it must not drive the network (``step()``, ``run(for:)``...).
+    public func schedule(at instant: Duration, named label: String = "action", _ action: @escaping () -> Void) {
+        let target = instant.simulationNanoseconds
+        schedule(
+            .scheduled(SimulatedScheduledAction(label: label, body: action)),
+            after: target > nanoseconds ? target - nanoseconds : 0)
+    }
+
+    /// Runs `action` once `delay` has passed on the network's clock; see
+    /// ``schedule(at:named:_:)``.
+    ///
+    /// - Parameters:
+    ///   - delay: How long from ``now``.
+    ///   - label: What the trace calls the action.
+    ///   - action: The action; it must not drive the network.
+    public func schedule(after delay: Duration, named label: String = "action", _ action: @escaping () -> Void) {
+        schedule(.scheduled(SimulatedScheduledAction(label: label, body: action)), after: delay.simulationNanoseconds)
+    }
+
+    /// Schedules one of the network's own actions, which the trace does not name (it records
+    /// what the action does).
+    func scheduleOwnAction(after delay: UInt64, _ action: @escaping () -> Void) {
+        schedule(.scheduled(SimulatedScheduledAction(label: nil, body: action)), after: delay)
+    }
+
+    /// Runs a scheduled action, its event having come.
+    func runScheduled(_ action: SimulatedScheduledAction) {
+        if let label = action.label { record(.action, label) }
+        action.body()
+    }
+}
