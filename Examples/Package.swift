@@ -60,6 +60,7 @@ let package = Package(
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
                 .product(name: "TomorrowlandTesting", package: "Tomorrowland"),
+                .product(name: "TomorrowlandSimulation", package: "Tomorrowland"),
             ],
             path: "Tests/ProbeDaemonTests"
         ),
@@ -125,11 +126,25 @@ let package = Package(
             path: "KeyValueDaemon",
             exclude: ["demo.sh", "README.md"]
         ),
-        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets.
+        // Starts the built loopkv on an ephemeral port and speaks RESP to it over sockets: what
+        // only the real kernel shows (signals, `ulimit -n`, SO_REUSEPORT across loops, the binary).
         .testTarget(
             name: "KeyValueDaemonTests",
             dependencies: ["loopkv"],
             path: "Tests/KeyValueDaemonTests"
+        ),
+        // loopkv's server on a SimulatedNetwork, on virtual time: idle timeout, max clients,
+        // graceful shutdown and its grace period, slow and malformed clients, resets, expiry.
+        .testTarget(
+            name: "KeyValueServerSimulationTests",
+            dependencies: [
+                "KeyValueCore", "KeyValueService",
+                .product(name: "Tomorrowland", package: "Tomorrowland"),
+                .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
+                .product(name: "TomorrowlandSimulation", package: "Tomorrowland"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KeyValueServerSimulationTests"
         ),
         // Measures lazy+swept expiry against per-key loop timers (KeyValueDaemon/README.md).
         .executableTarget(

@@ -1,58 +1,11 @@
 import Foundation
 import Testing
 
-/// Faults from issue 10: resets, a client that stops reading, descriptor exhaustion, SIGTERM
-/// under load. The daemon must keep serving the others and bound its memory.
+/// Faults only the real kernel shows: descriptor exhaustion (`ulimit -n`) and SIGTERM under load
+/// on two loops. Resets and a client that stops reading are tested on simulation
+/// (`KeyValueServerSimulationTests`).
 @Suite(.timeLimit(.minutes(2)))
 struct LoopKVFaultTests {
-    @Test func aClientResettingMidRequestIsForgotten() throws {
-        let server = try LoopKVProcess()
-        for _ in 0..<20 {
-            let client = try server.connect()
-            try client.send(raw: "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\nabc")
-            client.abort()
-        }
-        let survivor = try server.connect()
-        #expect(try survivor.call("SET", "k", "v") == "+OK\r\n")
-        // Only the survivor and the asking connection remain once the resets are seen.
-        var clients: Int?
-        for _ in 0..<100 {
-            clients = try server.connectedClients()
-            if clients == 2 { break }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        #expect(clients == 2)
-        #expect(server.stop() == 0)
-    }
-
-    @Test func aClientThatStopsReadingHoldsBoundedMemory() throws {
-        let server = try LoopKVProcess()
-        let setter = try server.connect()
-        let value = String(repeating: "v", count: 512 * 1024)
-        #expect(try setter.call("SET", "big", value) == "+OK\r\n")
-        let baseline = server.residentBytes
-        // 400 GETs of 512 KiB: 200 MiB of replies, requested in one 9 KB write and not read.
-        let reader = try server.connect()
-        var batch: [UInt8] = []
-        for _ in 0..<400 { batch += Array("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n".utf8) }
-        try reader.send(batch)
-        Thread.sleep(forTimeInterval: 1.0)
-        let grown = server.residentBytes - baseline
-        #expect(grown < 32 * 1024 * 1024, "the daemon grew by \(grown) bytes")
-        // Others are served meanwhile.
-        #expect(try setter.call("PING") == "+PONG\r\n")
-        // And every reply arrives once the client reads.
-        let expected = "$524288\r\n" + value + "\r\n"
-        for index in 0..<400 {
-            let reply = try reader.readReply()
-            guard reply == expected else {
-                Issue.record("reply \(index) differs: \(reply.prefix(20))")
-                break
-            }
-        }
-        #expect(server.stop() == 0)
-    }
-
     @Test func descriptorExhaustionRefusesNewClientsAndKeepsServingOthers() throws {
         let server = try LoopKVProcess([], fileLimit: 40)
         var clients: [RESPClient] = []

@@ -75,20 +75,6 @@ final class LoopKVProcess: @unchecked Sendable {
         return UInt16(digits)
     }
 
-    /// The daemon's resident memory in bytes (VmRSS).
-    var residentBytes: Int {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-    }
-
-    /// The daemon's `connected_clients`, asked over a new connection (which counts itself).
-    func connectedClients() throws -> Int? {
-        let info = try connect().call("INFO")
-        guard let range = info.range(of: "connected_clients:") else { return nil }
-        return Int(info[range.upperBound...].prefix { $0.isNumber })
-    }
-
     /// A new client connection to the daemon.
     func connect() throws -> RESPClient {
         try RESPClient(port: port)

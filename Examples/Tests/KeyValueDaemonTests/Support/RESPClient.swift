@@ -78,11 +78,6 @@ final class RESPClient {
         }
     }
 
-    /// Sends `text` as raw bytes.
-    func send(raw text: String) throws {
-        try send(Array(text.utf8))
-    }
-
     /// Sends one command as a multibulk request.
     func send(command arguments: [String]) throws {
         var bytes = Array("*\(arguments.count)\r\n".utf8)
@@ -116,23 +111,11 @@ final class RESPClient {
         }
     }
 
-    /// Reads until the server closes the connection; returns what arrived (after buffered replies).
-    func readUntilClosed() throws -> String {
-        while true {
-            do {
-                try fill()
-            } catch ClientError.closed {
-                let text = String(decoding: buffer, as: UTF8.self)
-                buffer.removeAll()
-                return text
-            }
-        }
-    }
-
     /// Whether the server closed the connection (EOF or reset) within the receive timeout.
     func isClosedByServer() -> Bool {
         do {
-            _ = try readUntilClosed()
+            while true { try fill() }
+        } catch ClientError.closed {
             return true
         } catch ClientError.system(_, let code) where code == ECONNRESET {
             return true
