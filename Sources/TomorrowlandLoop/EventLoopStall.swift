@@ -33,9 +33,10 @@ public struct EventLoopStall: Sendable, Hashable, CustomStringConvertible {
 
     /// One line: what held the loop, for how long, and whether it still runs.
     public var description: String {
+        let held = isFinished ? "held the loop for" : "has held the loop for"
         let state = isFinished ? "ended" : "still running"
         return
-            "EventLoop stall: \(work) held the loop for \(Self.milliseconds(duration)) (threshold \(Self.milliseconds(threshold))), \(state)"
+            "EventLoop stall: \(work) \(held) \(Self.milliseconds(duration)) (threshold \(Self.milliseconds(threshold))), \(state)"
     }
 
     /// The default report: writes ``description`` as one line to standard error.

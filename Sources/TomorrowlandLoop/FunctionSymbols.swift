@@ -36,8 +36,16 @@ enum FunctionSymbols {
         return "at \(path)+0x\(String(address &- base, radix: 16))"
     }
 
-    /// Swift's demangling of `symbol`, or `symbol` itself when it is not a Swift name.
+    /// Swift's demangling of `symbol`, or `symbol` itself when it is not a Swift name; without
+    /// the compiler's "partial apply forwarder for" prefix (a closure that captures values is
+    /// entered through one), which names the same closure.
     static func demangle(_ symbol: String) -> String {
+        let name = demangleRaw(symbol)
+        let forwarder = "partial apply forwarder for "
+        return name.hasPrefix(forwarder) ? String(name.dropFirst(forwarder.count)) : name
+    }
+
+    private static func demangleRaw(_ symbol: String) -> String {
         let demangled = symbol.withCString { name -> String? in
             guard let result = swift_demangle(name, strlen(name), nil, nil, 0) else { return nil }
             defer { free(result) }

@@ -128,7 +128,7 @@ struct EventLoopStallDetectionTests {
         watcher.cancel()
         running.finish()
         #expect(stalls.count == 1)
-        #expect(stalls.values.first?.work.hasPrefix("watcher handler closure") == true)
+        #expect(stalls.values.first?.work.hasPrefix("watcher handler closure") == true, "\(stalls.values)")
         #expect(stalls.values.first?.work.contains("aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler") == true)
     }
 
