@@ -79,7 +79,9 @@ enum ELFSymbolTable {
     }
 
     /// Scans the symbol table of `file`, an ELF64 little-endian image.
-    private static func functionName(in file: UnsafeRawBufferPointer, containing address: UInt, loadedAt base: UInt)
+    private static func functionName(
+        in file: UnsafeRawBufferPointer, containing address: UInt, loadedAt base: UInt
+    )
         -> String?
     {
         // The ELF header: magic, class 2 (64-bit), data 1 (little-endian).

@@ -137,7 +137,8 @@ struct EventLoopStallDetectionTests {
         loop.execute { usleep(60_000) }
         loop.runUntilIdle()
         #expect(loop.monitor.shared.withLock { $0.watchdog } == nil)
-        #expect(loop.tickTotals == EventLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0))
+        let zero = EventLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
+        #expect(loop.tickTotals == zero)
         loop.shutdown()
     }
 
