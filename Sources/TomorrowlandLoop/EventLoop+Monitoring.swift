@@ -107,11 +107,21 @@ extension EventLoop {
     @inline(__always)
     func adoptMonitorSettingsIfChanged() {
         if monitor.settingsChanged.load(ordering: .relaxed) {
-            isMonitoring = monitor.adoptSettings()
+            adoptMonitorSettings()
         }
     }
 
+    /// The rare part of ``adoptMonitorSettingsIfChanged()``, out of line.
+    @inline(never)
+    func adoptMonitorSettings() {
+        isMonitoring = monitor.adoptSettings()
+    }
+
     /// ``runTick(honouringStop:)`` with the figures and stall detection on.
+    ///
+    /// Never inlined: inlined into its one caller, it would change the code of the tick that runs
+    /// with diagnostics off.
+    @inline(never)
     func runMonitoredTick(honouringStop: Bool) -> Bool {
         let monitor = self.monitor
         let start = currentTime()
@@ -159,6 +169,7 @@ extension EventLoop {
     /// Runs a libevent callback's `body` measured: its time and count go into the next tick's
     /// figures, and it is published to the watchdog as `identity` while it runs. A callback that
     /// runs inside a piece of work already published (nested) is part of that work.
+    @inline(never)
     func runMonitoredCallback(as identity: LoopWorkIdentity, _ body: () -> Void) {
         let monitor = self.monitor
         // The loop's own events (an `eventfd` read, a flag reset) are neither work nor waiting.
