@@ -127,6 +127,10 @@ extension EventLoop {
     /// - Returns: Whether any work ran.
     @discardableResult
     func runTick(honouringStop: Bool = true) -> Bool {
+        // Diagnostics off: one relaxed load and one branch per tick (a monitored tick is a
+        // separate function, so this path stays as it was).
+        adoptMonitorSettingsIfChanged()
+        if isMonitoring { return runMonitoredTick(honouringStop: honouringStop) }
         core.beginRound(at: currentTime())
         takeInbox()
         var remaining = Self.roundBudget
@@ -240,9 +244,13 @@ extension EventLoop {
     /// just runs. When a host runs a borrowed base, the callback claims the driver role for its
     /// length, runs `body`, then drains what `body` made ready (a host does not tick for us) and
     /// re-arms the timer for the host's next wait.
-    func withCallbackEntered(_ body: () -> Void) {
+    func withCallbackEntered(as identity: LoopWorkIdentity = .libeventCallback, _ body: () -> Void) {
         if inEventLoop {
-            body()
+            if isMonitoring {
+                runMonitoredCallback(as: identity, body)
+            } else {
+                body()
+            }
             return
         }
         switch tryClaimDriver(for: .drive) {
@@ -258,7 +266,11 @@ extension EventLoop {
         }
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
-            body()
+            if isMonitoring {
+                runMonitoredCallback(as: identity, body)
+            } else {
+                body()
+            }
             repeat {
                 // A host's loop has no run() to return from, so stop() does not cut a tick short.
                 runTick(honouringStop: false)
@@ -301,7 +313,7 @@ extension EventLoop {
 
     /// The wake-up `eventfd` fired: reset its counter. The tick that follows takes the inbox.
     func handleWakeup() {
-        withCallbackEntered {
+        withCallbackEntered(as: .loopEvent) {
             var value: eventfd_t = 0
             _ = eventfd_read(wakeupDescriptor, &value)
         }
@@ -309,7 +321,7 @@ extension EventLoop {
 
     /// The libevent timer fired: it is no longer armed. The tick that follows runs what is due.
     func handleTimer() {
-        withCallbackEntered {
+        withCallbackEntered(as: .loopEvent) {
             armedDeadline = nil
         }
     }

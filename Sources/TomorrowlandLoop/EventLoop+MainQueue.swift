@@ -44,7 +44,7 @@ extension EventLoop {
     /// The main queue has blocks: reset the descriptor's counter, then run them, here, on the main
     /// thread.
     private func handleMainQueue(_ descriptor: Int32) {
-        withCallbackEntered {
+        withCallbackEntered(as: .mainQueue) {
             var value: eventfd_t = 0
             // Read first: if the drain leaves blocks behind, libdispatch signals again.
             _ = eventfd_read(descriptor, &value)

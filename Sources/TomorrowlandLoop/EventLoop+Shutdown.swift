@@ -111,6 +111,7 @@ extension EventLoop {
         for timer in core.removeAllTimers() { timer.releaseUnrun() }
 
         freeLibeventObjects()
+        monitor.close()
     }
 
     /// What `deinit` does for a loop that was never shut down: release everything, run nothing.
@@ -136,6 +137,7 @@ extension EventLoop {
             if case .promiseJob(let job) = work { job.abandon() }
         }
         freeLibeventObjects()
+        monitor.close()
     }
 
     /// Frees the loop's own events, then the base if the loop owns it, in the order libevent

@@ -36,8 +36,10 @@ extension EventLoop {
         fileDescriptor fd: Int32, for events: IOEvents, _ handler: @escaping @Sendable (IOEvents) -> Void
     ) throws -> EventLoopWatcher {
         precondition(!events.isEmpty, "EventLoop.watch(fileDescriptor:for:_:) needs .readable, .writable or both")
+        // Named in stall reports by the user's handler, not by the closure around it.
+        let entryPoint = ClosureLayout.entryPoint(of: ClosureLayout.EventsHolder(body: handler))
         return try performOnLoopAndWait { [self] in
-            try addDescriptorWatcher(fd, events: events, isOneShot: false) { flags in
+            try addDescriptorWatcher(fd, events: events, isOneShot: false, handlerEntryPoint: entryPoint) { flags in
                 handler(IOEvents(libeventFlags: flags))
             }
         }
@@ -65,8 +67,9 @@ extension EventLoop {
     @discardableResult
     @preconcurrency
     public func watch(signal: Int32, _ handler: @escaping @Sendable (Int32) -> Void) throws -> EventLoopWatcher {
-        try performOnLoopAndWait { [self] in
-            try addSignalWatcher(signal, isOneShot: false) { _ in handler(signal) }
+        let entryPoint = ClosureLayout.entryPoint(of: ClosureLayout.SignalHolder(body: handler))
+        return try performOnLoopAndWait { [self] in
+            try addSignalWatcher(signal, isOneShot: false, handlerEntryPoint: entryPoint) { _ in handler(signal) }
         }
     }
 
@@ -79,13 +82,15 @@ extension EventLoop {
 
     /// Registers a descriptor watcher; on the loop's thread.
     func addDescriptorWatcher(
-        _ fd: Int32, events: IOEvents, isOneShot: Bool, handler: @escaping (Int16) -> Void
+        _ fd: Int32, events: IOEvents, isOneShot: Bool, handlerEntryPoint: UInt = 0,
+        handler: @escaping (Int16) -> Void
     ) throws -> EventLoopWatcher {
         precondition(!isSimulated, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         // libevent would accept a closed descriptor here and fail later, or not at all.
         guard fcntl(fd, F_GETFD) != -1 else { throw EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
-        let watcher = EventLoopWatcher(loop: self, isOneShot: isOneShot, handler: handler)
+        let watcher = EventLoopWatcher(
+            loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
         let flags = events.libeventFlags | (isOneShot ? 0 : Int16(EV_PERSIST))
         try register(watcher, fd: fd, flags: flags) { EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
         return watcher
@@ -93,7 +98,7 @@ extension EventLoop {
 
     /// Registers a signal watcher; on the loop's thread.
     func addSignalWatcher(
-        _ signal: Int32, isOneShot: Bool, handler: @escaping (Int16) -> Void
+        _ signal: Int32, isOneShot: Bool, handlerEntryPoint: UInt = 0, handler: @escaping (Int16) -> Void
     ) throws
         -> EventLoopWatcher
     {
@@ -103,7 +108,8 @@ extension EventLoop {
             throw EventLoopError.invalidSignal(signal)
         }
         try SignalOwnership.claim(for: self)
-        let watcher = EventLoopWatcher(loop: self, isOneShot: isOneShot, handler: handler)
+        let watcher = EventLoopWatcher(
+            loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
         let flags = Int16(EV_SIGNAL) | (isOneShot ? 0 : Int16(EV_PERSIST))
         try register(watcher, fd: signal, flags: flags) {
             EventLoopError.libeventFailure(operation: "event_add(signal \(signal))")

@@ -76,6 +76,8 @@ public final class EventLoop: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
     /// What happens to work that reaches the loop after its shutdown.
     let lateWork = LateWorkRefusal(loopKind: "EventLoop")
+    /// Tick statistics and stall detection, off until the user turns them on.
+    let monitor = LoopMonitor()
 
     // MARK: Loop-confined state
     //
@@ -107,6 +109,9 @@ public final class EventLoop: @unchecked Sendable {
     /// trails the shared phase: a request from another thread reaches it when the driver next
     /// takes the inbox (or gives the loop up).
     @exclusivity(unchecked) var confinedPhase = EventLoopLifecycle.Phase.open
+    /// Whether tick statistics or stall detection is on, as of the current tick (the driver's
+    /// copy of ``monitor``'s settings).
+    @exclusivity(unchecked) var isMonitoring = false
 
     /// Shutdown was asked for and happens when the current drive step ends.
     var shutdownRequested: Bool { confinedPhase == .shutdownRequested }

@@ -56,10 +56,14 @@ public final class EventLoopWatcher: @unchecked Sendable {
     var onShutdown: (() -> Void)?
     /// Whether the watcher removes itself after its first firing (promise forms).
     let isOneShot: Bool
+    /// The entry point of the user's handler, which names the watcher in stall reports; 0 for
+    /// the promise forms (named as libevent callbacks).
+    let handlerEntryPoint: UInt
 
-    init(loop: EventLoop, isOneShot: Bool, handler: @escaping (Int16) -> Void) {
+    init(loop: EventLoop, isOneShot: Bool, handlerEntryPoint: UInt = 0, handler: @escaping (Int16) -> Void) {
         self.loop = UnownedReference(loop)
         self.isOneShot = isOneShot
+        self.handlerEntryPoint = handlerEntryPoint
         self.handler = handler
     }
 
@@ -89,7 +93,9 @@ public final class EventLoopWatcher: @unchecked Sendable {
     /// libevent's callback for this watcher, on the loop's thread.
     func fire(_ flags: Int16) {
         guard let loop = loop.load() else { return }
-        loop.withCallbackEntered {
+        let identity =
+            handlerEntryPoint == 0 ? LoopWorkIdentity.libeventCallback : .watcherHandler(entryPoint: handlerEntryPoint)
+        loop.withCallbackEntered(as: identity) {
             if isCancelled {
                 loop.removeWatcher(self)
                 return

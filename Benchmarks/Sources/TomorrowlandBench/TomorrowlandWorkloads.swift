@@ -12,6 +12,16 @@ import TomorrowlandLoop
 enum TomorrowlandWorkloads {
     static func make() -> LibraryUnderTest? {
         let loop = EventLoop()
+        // The loop's diagnostics, off in every gated figure; on only to measure what they cost
+        // (Benchmarks/README.md). A threshold no work reaches: the cost of publishing each piece
+        // of work, not of reporting.
+        let environment = ProcessInfo.processInfo.environment
+        if environment["TOMORROWLAND_BENCH_STALL_DETECTION"] == "1" {
+            loop.enableStallDetection(threshold: .seconds(3600)) { _ in }
+        }
+        if environment["TOMORROWLAND_BENCH_TICK_STATISTICS"] == "1" {
+            loop.enableTickStatistics()
+        }
         let stopped = Gate()
         let thread = Thread {
             loop.run()

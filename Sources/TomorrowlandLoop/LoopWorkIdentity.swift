@@ -1,0 +1,120 @@
+internal import TomorrowlandScheduling
+
+/// What a running piece of loop work is, in two words that the loop can publish with plain
+/// atomic stores and the watchdog can name later, on its own thread, without touching the work.
+///
+/// The address is never dereferenced as an object: it is a function's entry point (named from the
+/// binary's symbol table) or a type's metadata (immortal). So naming a piece of work that has
+/// ended meanwhile is still safe; at worst the name is that of work that just ended.
+struct LoopWorkIdentity: Equatable {
+    /// The kinds of work, as published (0 means no work is running).
+    enum Kind: UInt {
+        case idle = 0
+        case closure
+        case promiseCallback
+        case promiseTimer
+        case concurrencyJob
+        case watcherHandler
+        case libeventCallback
+        case mainQueue
+        /// The loop's own wake-up and timer events: not counted, not published.
+        case loopEvent
+    }
+
+    var kind: Kind
+    /// A function's entry point (closures, watcher handlers), a type's metadata (promise
+    /// callbacks and timers), or 0.
+    var address: UInt
+
+    static let idle = LoopWorkIdentity(kind: .idle, address: 0)
+    static let libeventCallback = LoopWorkIdentity(kind: .libeventCallback, address: 0)
+    static let mainQueue = LoopWorkIdentity(kind: .mainQueue, address: 0)
+    static let loopEvent = LoopWorkIdentity(kind: .loopEvent, address: 0)
+
+    /// The entry point of `body`.
+    static func closure(_ body: @escaping @Sendable () -> Void) -> LoopWorkIdentity {
+        LoopWorkIdentity(kind: .closure, address: ClosureLayout.entryPoint(of: ClosureLayout.Holder(body: body)))
+    }
+
+    /// A watcher handler, by the entry point of the closure the user gave.
+    static func watcherHandler(entryPoint: UInt) -> LoopWorkIdentity {
+        LoopWorkIdentity(kind: .watcherHandler, address: entryPoint)
+    }
+
+    /// The identity of a piece of work the scheduling core handed out.
+    init(_ work: borrowing LoopWork) {
+        switch work {
+        case .closure(let body):
+            self = .closure(body)
+        case .promiseJob(let job):
+            self.init(kind: .promiseCallback, address: UInt(bitPattern: ObjectIdentifier(type(of: job))))
+        case .promiseTimer(let timer):
+            self.init(kind: .promiseTimer, address: UInt(bitPattern: ObjectIdentifier(type(of: timer))))
+        case .job:
+            self.init(kind: .concurrencyJob, address: 0)
+        }
+    }
+
+    init(kind: Kind, address: UInt) {
+        self.kind = kind
+        self.address = address
+    }
+
+    /// A readable name: a demangled symbol, a type, or the kind of work. Slow (it may read the
+    /// binary's symbol table): for reports only.
+    var name: String {
+        switch kind {
+        case .idle:
+            return "no work"
+        case .closure:
+            return "closure " + FunctionSymbols.describe(address: address)
+        case .watcherHandler:
+            return "watcher handler " + FunctionSymbols.describe(address: address)
+        case .promiseCallback:
+            return "promise callback (\(typeName))"
+        case .promiseTimer:
+            return "promise timer (\(typeName))"
+        case .concurrencyJob:
+            return "a Swift Concurrency job"
+        case .libeventCallback:
+            return "a libevent callback (TCP, or the loop's own events)"
+        case .mainQueue:
+            return "DispatchQueue.main blocks"
+        case .loopEvent:
+            return "the loop's own wake-up"
+        }
+    }
+
+    private var typeName: String {
+        guard let pointer = UnsafeRawPointer(bitPattern: address) else { return "unknown type" }
+        // The address was taken from `ObjectIdentifier(type(of:))`: type metadata, never freed.
+        return _typeName(unsafeBitCast(pointer, to: Any.Type.self), qualified: true)
+    }
+}
+
+/// How a Swift closure value is laid out: the entry point of its function, then its context.
+enum ClosureLayout {
+    /// Holds a closure as a stored property of a concrete type, so that it keeps its own entry
+    /// point: passed directly to a generic function (`unsafeBitCast`), the closure would be
+    /// wrapped in a reabstraction thunk, and the thunk's address would name nothing useful.
+    struct Holder {
+        var body: @Sendable () -> Void
+    }
+
+    /// A watcher handler, held the same way.
+    struct EventsHolder {
+        var body: @Sendable (IOEvents) -> Void
+    }
+
+    /// A signal handler, held the same way.
+    struct SignalHolder {
+        var body: @Sendable (Int32) -> Void
+    }
+
+    /// The entry point of the closure `holder` holds. Relies on the layout of a thick function
+    /// value in Swift's ABI (two words: the function, then its context), checked by the size.
+    static func entryPoint<Holding>(of holder: Holding) -> UInt {
+        guard MemoryLayout<Holding>.size == 2 * MemoryLayout<UInt>.size else { return 0 }
+        return unsafeBitCast(holder, to: (UInt, UInt).self).0
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Synchronization
+import Testing
+import TomorrowlandTestSupport
+
+@testable import TomorrowlandLoop
+
+/// Stall detection runs on real time (a watchdog thread against a loop blocked by `usleep`), so
+/// these tests use long stalls and generous bounds: what they check is who reports, what, and
+/// when relative to the stalled work, never a tight duration.
+@Suite("EventLoop stall detection")
+struct EventLoopStallDetectionTests {
+    /// A loop running on a thread of its own, until `finish()`.
+    private final class RunningLoop: Sendable {
+        let loop = EventLoop()
+        private let ended = DispatchSemaphore(value: 0)
+
+        init() {
+            Thread { [loop, ended] in
+                loop.run()
+                ended.signal()
+            }.start()
+        }
+
+        /// Shuts the loop down and waits for its thread's `run()` to return.
+        func finish() {
+            loop.shutdown()
+            ended.wait()
+        }
+    }
+
+    @Test func aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns() {
+        let running = RunningLoop()
+        let stalls = Recorder<EventLoopStall>()
+        let callbackReturned = Atomic<Bool>(false)
+        let reportedBeforeReturn = Recorder<Bool>()
+        running.loop.enableStallDetection(threshold: .milliseconds(50)) { stall in
+            reportedBeforeReturn.record(!callbackReturned.load(ordering: .acquiring))
+            stalls.record(stall)
+        }
+        let done = DispatchSemaphore(value: 0)
+        running.loop.execute {
+            usleep(200_000)
+            callbackReturned.store(true, ordering: .releasing)
+            done.signal()
+        }
+        done.wait()
+        running.finish()
+        #expect(stalls.count == 1)
+        #expect(reportedBeforeReturn.values == [true])
+        let stall = stalls.values.first
+        #expect(stall?.isFinished == false)
+        #expect((stall?.duration ?? .zero) >= .milliseconds(50))
+        #expect(stall?.threshold == .milliseconds(50))
+        // Named by its symbol: the closure literal inside this test.
+        #expect(stall?.work.contains("aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns") == true)
+        #expect(stall?.work.hasPrefix("closure") == true)
+        #expect(running.loop.tickTotals.stallCount == 1)
+    }
+
+    @Test func aCallbackOf10msIsNotReportedWithThe50msThreshold() {
+        let running = RunningLoop()
+        let stalls = Recorder<EventLoopStall>()
+        running.loop.enableStallDetection { stalls.record($0) }
+        let done = DispatchSemaphore(value: 0)
+        running.loop.execute { usleep(10_000) }
+        // Leave the watchdog several thresholds to look (it would report a stall still running).
+        running.loop.execute { done.signal() }
+        done.wait()
+        usleep(200_000)
+        running.finish()
+        #expect(stalls.count == 0)
+        #expect(running.loop.tickTotals.itemCount >= 2)
+    }
+
+    @Test func disablingStallDetectionStopsReportsAndItsWatchdogThread() throws {
+        let running = RunningLoop()
+        let stalls = Recorder<EventLoopStall>()
+        running.loop.enableStallDetection { stalls.record($0) }
+        let threadID = try #require(watchdogThreadID(of: running.loop))
+        #expect(threadExists(threadID))
+        running.loop.disableStallDetection()
+        // Stopping joins the thread: it is gone when the call returns.
+        #expect(!threadExists(threadID))
+        let done = DispatchSemaphore(value: 0)
+        running.loop.execute {
+            usleep(200_000)
+            done.signal()
+        }
+        done.wait()
+        running.finish()
+        #expect(stalls.count == 0)
+    }
+
+    @Test func shutdownStopsTheWatchdogThread() throws {
+        let running = RunningLoop()
+        running.loop.enableStallDetection { _ in }
+        let threadID = try #require(watchdogThreadID(of: running.loop))
+        #expect(threadExists(threadID))
+        running.finish()
+        #expect(!threadExists(threadID))
+        // After shutdown, turning it on again starts nothing.
+        running.loop.enableStallDetection { _ in }
+        #expect(running.loop.monitor.shared.withLock { $0.watchdog } == nil)
+    }
+
+    @Test func aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler() throws {
+        let running = RunningLoop()
+        let stalls = Recorder<EventLoopStall>()
+        running.loop.enableStallDetection(threshold: .milliseconds(50)) { stalls.record($0) }
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer {
+            close(descriptors[0])
+            close(descriptors[1])
+        }
+        let done = DispatchSemaphore(value: 0)
+        let readEnd = descriptors[0]
+        let watcher = try running.loop.watch(fileDescriptor: readEnd, for: .readable) { _ in
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+            usleep(200_000)
+            done.signal()
+        }
+        var byte: UInt8 = 1
+        #expect(write(descriptors[1], &byte, 1) == 1)
+        done.wait()
+        watcher.cancel()
+        running.finish()
+        #expect(stalls.count == 1)
+        #expect(stalls.values.first?.work.hasPrefix("watcher handler closure") == true, "\(stalls.values)")
+        #expect(stalls.values.first?.work.contains("aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler") == true)
+    }
+
+    @Test func stallDetectionIsOffByDefault() {
+        let loop = EventLoop()
+        loop.execute { usleep(60_000) }
+        loop.runUntilIdle()
+        #expect(loop.monitor.shared.withLock { $0.watchdog } == nil)
+        let zero = EventLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
+        #expect(loop.tickTotals == zero)
+        loop.shutdown()
+    }
+
+    @Test func theLoopReportsWorkThatEndedPastTheThresholdBeforeTheWatchdogSawIt() {
+        // Run by `runUntilIdle()` on this thread, the work's stall is reported by whichever
+        // looks first; the report comes once either way, and names the closure.
+        let loop = EventLoop()
+        let stalls = Recorder<EventLoopStall>()
+        loop.enableStallDetection(threshold: .milliseconds(20)) { stalls.record($0) }
+        loop.execute { usleep(100_000) }
+        loop.runUntilIdle()
+        loop.shutdown()
+        #expect(stalls.count == 1)
+        #expect(stalls.values.first?.work.contains("theLoopReportsWorkThatEndedPastTheThreshold") == true)
+    }
+
+    private func watchdogThreadID(of loop: EventLoop) -> Int32? {
+        var threadID: Int32?
+        _ = waitUntil {
+            threadID = loop.monitor.shared.withLock { $0.watchdog }?.threadID
+            return threadID != nil
+        }
+        return threadID
+    }
+
+    private func threadExists(_ threadID: Int32) -> Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/task/\(threadID)")
+    }
+}
