@@ -10,7 +10,7 @@ extension SimulatedNetwork {
     /// accepting for `TCPListener.resourceBackoff`, then asks again), as on a real socket.
     func failAccept(_ port: SimulatedPort, listener: TCPListener) {
         record(.acceptFailed, "\(port.host.name):\(port.port) EMFILE")
-        port.loop.simulationRunCallback { listener.acceptorFailed(errno: EMFILE) }
+        runCallback(on: port.loop) { listener.acceptorFailed(errno: EMFILE) }
     }
 
     /// A connection attempt met a full backlog and was dropped, as Linux drops the SYN (with

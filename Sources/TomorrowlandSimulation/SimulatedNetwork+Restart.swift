@@ -50,6 +50,8 @@ extension SimulatedNetwork {
         host.loops = loops
         host.group = EventLoopGroup(simulatedLoops: loops)
         for loop in loops { hostsByLoop[ObjectIdentifier(loop)] = host }
+        // The event picker asks only the loops it knows: the fresh ones join it here.
+        loopSchedule.add(host)
         // Every connection it had was reset by the crash: none is the new daemon's.
         host.ends.removeAll()
         host.ports.removeAll()

@@ -55,5 +55,11 @@ extension SimulatedNetwork {
     func runScheduled(_ action: SimulatedScheduledAction) {
         if let label = action.label { record(.action, label) }
         action.body()
+        // An action may touch any loop from outside its turns (shut a listener down, close a
+        // connection): every loop is asked its next time again. Actions are rare; the picker's
+        // cost stays with the loops' own events.
+        for host in hosts {
+            for loop in host.loops { loopSchedule.markStale(loop) }
+        }
     }
 }

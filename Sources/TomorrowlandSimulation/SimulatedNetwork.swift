@@ -116,7 +116,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     private var traceKept = SimulationTraceBuffer()
     private var events = SimulationEventQueue()
     /// Each loop's next time, cached (see `SimulationLoopSchedule`).
-    private var loopSchedule = SimulationLoopSchedule()
+    var loopSchedule = SimulationLoopSchedule()
     /// Loops woken (submitted to from outside their own work) since the last pick, from any
     /// thread; `hasWakes` says whether there are any without taking the lock.
     private let wakes = LockedValue<[ObjectIdentifier]>([])
@@ -472,7 +472,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     /// Runs `body` as a callback of `loop` (which may give the loop work), then has the loop
     /// asked for its next time again.
-    private func runCallback(on loop: EventLoop, _ body: () -> Void) {
+    func runCallback(on loop: EventLoop, _ body: () -> Void) {
         loop.simulationRunCallback(body)
         loopSchedule.markStale(loop)
     }
