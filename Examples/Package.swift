@@ -130,7 +130,7 @@ let package = Package(
         // only the real kernel shows (signals, `ulimit -n`, SO_REUSEPORT across loops, the binary).
         .testTarget(
             name: "KeyValueDaemonTests",
-            dependencies: ["loopkv"],
+            dependencies: ["loopkv", "KeyValueCore"],
             path: "Tests/KeyValueDaemonTests"
         ),
         // loopkv's server on a SimulatedNetwork, on virtual time: idle timeout, max clients,

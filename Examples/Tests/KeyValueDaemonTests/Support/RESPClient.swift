@@ -1,4 +1,5 @@
 import Foundation
+import KeyValueCore
 
 #if canImport(Glibc)
     import Glibc
@@ -101,7 +102,7 @@ final class RESPClient {
     /// Reads one complete reply and returns its bytes.
     func readReplyBytes() throws -> [UInt8] {
         while true {
-            if let length = Self.replyLength(buffer, at: 0) {
+            if let length = RESPReplyFraming.completeReplyLength(in: buffer, at: 0) {
                 let reply = Array(buffer[..<length])
                 buffer.removeFirst(length)
                 hasReplied = true
@@ -133,40 +134,5 @@ final class RESPClient {
             throw ClientError.system("recv", errno)
         }
         buffer += chunk[..<received]
-    }
-
-    /// The length of the complete reply starting at `start`, or nil if incomplete.
-    private static func replyLength(_ bytes: [UInt8], at start: Int) -> Int? {
-        guard start < bytes.count else { return nil }
-        guard let lineEnd = lineEnd(bytes, from: start) else { return nil }
-        let header = String(decoding: bytes[(start + 1)..<lineEnd], as: UTF8.self)
-        let afterHeader = lineEnd + 2
-        switch bytes[start] {
-        case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: ":"):
-            return afterHeader - start
-        case UInt8(ascii: "$"):
-            guard let count = Int(header) else { return nil }
-            if count < 0 { return afterHeader - start }
-            return bytes.count >= afterHeader + count + 2 ? afterHeader + count + 2 - start : nil
-        case UInt8(ascii: "*"):
-            guard let count = Int(header) else { return nil }
-            var offset = afterHeader
-            for _ in 0..<max(count, 0) {
-                guard let length = replyLength(bytes, at: offset) else { return nil }
-                offset += length
-            }
-            return offset - start
-        default:
-            return nil
-        }
-    }
-
-    private static func lineEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        var index = start
-        while index + 1 < bytes.count {
-            if bytes[index] == 13 && bytes[index + 1] == 10 { return index }
-            index += 1
-        }
-        return nil
     }
 }

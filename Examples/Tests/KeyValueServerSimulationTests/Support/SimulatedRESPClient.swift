@@ -1,4 +1,5 @@
 import Tomorrowland
+import KeyValueCore
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
@@ -86,44 +87,10 @@ enum RESPReplies {
     static func split(_ bytes: [UInt8]) -> (replies: [String], rest: [UInt8]) {
         var replies: [String] = []
         var offset = 0
-        while let length = replyLength(bytes, at: offset) {
+        while let length = RESPReplyFraming.completeReplyLength(in: bytes, at: offset) {
             replies.append(String(decoding: bytes[offset..<(offset + length)], as: UTF8.self))
             offset += length
         }
         return (replies, Array(bytes[offset...]))
-    }
-
-    /// The length of the complete reply starting at `start`, or nil if it is incomplete.
-    private static func replyLength(_ bytes: [UInt8], at start: Int) -> Int? {
-        guard start < bytes.count, let lineEnd = lineEnd(bytes, from: start) else { return nil }
-        let header = String(decoding: bytes[(start + 1)..<lineEnd], as: UTF8.self)
-        let afterHeader = lineEnd + 2
-        switch bytes[start] {
-        case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: ":"):
-            return afterHeader - start
-        case UInt8(ascii: "$"):
-            guard let count = Int(header) else { return nil }
-            if count < 0 { return afterHeader - start }
-            return bytes.count >= afterHeader + count + 2 ? afterHeader + count + 2 - start : nil
-        case UInt8(ascii: "*"):
-            guard let count = Int(header) else { return nil }
-            var offset = afterHeader
-            for _ in 0..<max(count, 0) {
-                guard let length = replyLength(bytes, at: offset) else { return nil }
-                offset += length
-            }
-            return offset - start
-        default:
-            return nil
-        }
-    }
-
-    private static func lineEnd(_ bytes: [UInt8], from start: Int) -> Int? {
-        var index = start
-        while index + 1 < bytes.count {
-            if bytes[index] == 13 && bytes[index + 1] == 10 { return index }
-            index += 1
-        }
-        return nil
     }
 }
