@@ -63,13 +63,25 @@ struct EventLoopStallDetectionTests {
         let stalls = Recorder<EventLoopStall>()
         running.loop.enableStallDetection { stalls.record($0) }
         let done = DispatchSemaphore(value: 0)
-        running.loop.execute { usleep(10_000) }
+        let held = Locked<Duration>(.zero)
+        running.loop.execute {
+            let start = ContinuousClock.now
+            usleep(10_000)
+            held.withLock { $0 = ContinuousClock.now - start }
+        }
         // Leave the watchdog several thresholds to look (it would report a stall still running).
         running.loop.execute { done.signal() }
         done.wait()
         usleep(200_000)
         running.finish()
-        #expect(stalls.count == 0)
+        let heldFor = held.withLock { $0 }
+        if heldFor < .milliseconds(40) {
+            #expect(stalls.count == 0, "a callback that held the loop \(heldFor) was reported")
+        } else {
+            // A loaded machine preempted the loop's thread inside the callback, so it really held
+            // the loop past the threshold: a report is then right, and must say so.
+            #expect(stalls.values.allSatisfy { $0.duration >= .milliseconds(50) })
+        }
         #expect(running.loop.tickTotals.itemCount >= 2)
     }
 
