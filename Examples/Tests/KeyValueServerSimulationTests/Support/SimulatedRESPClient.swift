@@ -1,5 +1,5 @@
-import Tomorrowland
 import KeyValueCore
+import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
