@@ -89,8 +89,9 @@ public final class KeyValueServer: Sendable {
         let client = ClientConnection(
             connection: connection, processor: CommandProcessor(store: store, infoProvider: infoText),
             maxRequestBytes: configuration.maxRequestBytes, idleTimeout: configuration.idleTimeout, logger: logger)
-        let id = ObjectIdentifier(client)
         let state = loopStates[loopIndex]
+        let id = state.value.nextClientID
+        state.value.nextClientID += 1
         state.value.clients[id] = client
         logger.debug("client connected", metadata: ["peer": "\(connection.remoteDescription)"])
         client.start { [self] in
@@ -128,18 +129,27 @@ public final class KeyValueServer: Sendable {
     public func stop() -> Promise<Void, NoError> {
         stopping.store(true, ordering: .releasing)
         sweeper.stop()
-        let closedAll = group.loops.indices.map { index in
-            let state = loopStates[index]
-            return group.loops[index].submit { () -> [Promise<TCPError?, NoError>] in
+        // Each loop closes its listener and its clients, and its promise is fulfilled once they
+        // are closed, or cancelled when the loop shut down before it could run that.
+        let closings = zip(group.loops, loopStates).map { loop, state in
+            loop.submit {
                 state.value.listener?.close()
                 state.value.listener = nil
-                let open = Array(state.value.clients.values)
+                // In the order they connected: a closing order that does not depend on hashing
+                // (a simulated run gives the same trace in every process).
+                let open = state.value.clients.sorted { $0.key < $1.key }.map(\.value)
                 for client in open { client.close(afterFlushing: true) }
-                return open.map(\.connection.closed)
+                return open.map(\.connection.closed).reduce(Promise<Void, NoError>(fulfilled: ())) { previous, closed in
+                    previous.flatMap(on: .immediate) { closed.map(on: .immediate) { _ in () } }
+                }
             }
-            .flatMap(on: .immediate) { closed in
-                when(fulfilled: closed).map(on: .immediate) { _ in () }
-            }
+            .flatMap(on: .immediate) { $0 }
+            .mapResult(on: .immediate) { _ in PromiseResult<Void, NoError>.value(()) }
+        }
+        // Then every loop in turn. Resolved where the last close is (a loop), never on a Dispatch
+        // queue: a simulated run stays on its one thread and in its order.
+        let closedAll = closings.reduce(Promise<Void, NoError>(fulfilled: ())) { previous, closing in
+            previous.flatMap(on: .immediate) { closing }
         }
         let (stopped, resolver) = Promise<Void, NoError>.makeWithResolver()
         resolver.onRequestCancel(on: .immediate) { [self] resolver in
@@ -148,13 +158,14 @@ public final class KeyValueServer: Sendable {
                 // A promise, though nobody waits for it: it is what makes work aimed at a loop
                 // that has shut down meanwhile a no-op (the loops shut down right after this).
                 let _: Promise<Void, NoError> = loop.submit {
-                    for client in state.value.clients.values { client.close(afterFlushing: false) }
+                    for (_, client) in state.value.clients.sorted(by: { $0.key < $1.key }) {
+                        client.close(afterFlushing: false)
+                    }
                 }
             }
             resolver.cancel()
         }
-        // Every client closed (or a loop shut down before it could say so: nothing to wait for).
-        when(fulfilled: closedAll).tap(on: .immediate) { _ in resolver.fulfill(with: ()) }
+        closedAll.tap(on: .immediate) { _ in resolver.fulfill(with: ()) }
         return stopped
     }
 }
@@ -163,5 +174,8 @@ public final class KeyValueServer: Sendable {
 /// thread, through the server's `LoopBound` box for the loop.
 private final class LoopState {
     var listener: TCPListener?
-    var clients: [ObjectIdentifier: ClientConnection] = [:]
+    /// The loop's clients, by the order in which they connected.
+    var clients: [UInt64: ClientConnection] = [:]
+    /// The number the next client is filed under.
+    var nextClientID: UInt64 = 0
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import KeyValueCore
 import KeyValueService
 import Logging
@@ -37,10 +36,16 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// by default, which, with 1.25 commands per write on average,
         /// makes about 1,000 commands per client in 10 virtual minutes.
         public var meanThinkTime: Duration
-        /// Whether the seed draws faults: connection resets, partitions that heal.
+        /// Whether the seed draws faults: every kind of ``faultPlan``, and graceful restarts of
+        /// the server.
         public var faults: Bool
-        /// Mean virtual time between two faults.
+        /// Mean virtual time between two connection resets; the other kinds of fault are rarer,
+        /// in proportion (see ``faultPlan``).
         public var faultInterval: Duration
+        /// Mean virtual time between two crashes of the server, and between two graceful
+        /// restarts (SIGTERM, then a new process): 1 s for back-to-back clients, 30 s for
+        /// paced ones. Either one loses the key space.
+        public var restartInterval: Duration
         /// How many of the network's last trace entries ``Outcome/trace`` keeps (the run keeps
         /// no more: a full trace of a large run is hundreds of megabytes).
         public var traceTail: Int
@@ -49,11 +54,11 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// reply to the previous one.
         public init(
             seed: UInt64, clients: Int, commands: Int, faults: Bool = true, faultInterval: Duration = .milliseconds(40),
-            traceTail: Int = 0
+            restartInterval: Duration = .seconds(1), traceTail: Int = 0
         ) {
             self.init(
                 seed: seed, clients: clients, duration: nil, commands: commands, faults: faults,
-                faultInterval: faultInterval, traceTail: traceTail)
+                faultInterval: faultInterval, restartInterval: restartInterval, traceTail: traceTail)
         }
 
         /// A run of `clients` paced clients that send commands for `duration` of virtual time
@@ -62,7 +67,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         public init(
             seed: UInt64, clients: Int, duration: Duration?, commands: Int = .max,
             meanThinkTime: Duration = .milliseconds(750), faults: Bool = true,
-            faultInterval: Duration = .milliseconds(40), traceTail: Int = 0
+            faultInterval: Duration = .milliseconds(40), restartInterval: Duration = .seconds(30), traceTail: Int = 0
         ) {
             self.seed = seed
             self.clients = clients
@@ -71,7 +76,28 @@ public final class KeyValueWorld: @unchecked Sendable {
             self.meanThinkTime = duration == nil ? .zero : meanThinkTime
             self.faults = faults
             self.faultInterval = faultInterval
+            self.restartInterval = restartInterval
             self.traceTail = traceTail
+        }
+
+        /// What the network injects by itself when ``faults`` is on, every draw from the seed:
+        /// connection resets every ``faultInterval`` on average; a partition every 3, a spell of
+        /// descriptor exhaustion on the server and a host refusing or ignoring connects every 25;
+        /// crashes of the server every ``restartInterval`` (restarted 10 to 200 ms later); one
+        /// name resolution in 50 late, never answered or answered with a dead address.
+        public var faultPlan: SimulatedFaultPlan {
+            guard faults else { return .none }
+            var plan = SimulatedFaultPlan()
+            plan.resetInterval = faultInterval
+            plan.partitionInterval = faultInterval * 3
+            plan.descriptorExhaustionInterval = faultInterval * 25
+            plan.unreachableInterval = faultInterval * 25
+            plan.crashInterval = restartInterval
+            plan.crashableHosts = [KeyValueWorld.serverName]
+            plan.restartDelay = .milliseconds(10) ... .milliseconds(200)
+            plan.nameFaultProbability = 0.02
+            plan.lateNameDelay = .milliseconds(10) ... .milliseconds(300)
+            return plan
         }
     }
 
@@ -85,8 +111,10 @@ public final class KeyValueWorld: @unchecked Sendable {
         public var checked: Int
         /// Commands whose connection was lost before their reply.
         public var lost: Int
-        /// Faults injected.
+        /// Faults injected: the network's (``SimulatedNetwork/faultCount``) and graceful restarts.
         public var faults: Int
+        /// Times the server lost its key space: crashes and graceful restarts.
+        public var serverRestarts: Int
         /// Events the network ran.
         public var events: Int
         /// Virtual time at the end.
@@ -96,10 +124,18 @@ public final class KeyValueWorld: @unchecked Sendable {
         public var failure: (event: Int, message: String)?
         /// The last ``Configuration/traceTail`` entries of the network's trace, one line each.
         public var trace: [String]
+        /// Every fault of the run, what ended it, and every scheduled action (a graceful restart's
+        /// steps), one trace line each, in order: what the faults were, however long the run.
+        public var faultLog: [String]
     }
 
     /// The port the server listens on.
     static let port: UInt16 = 6379
+    /// The server host's name.
+    static let serverName = "server"
+    /// How long a graceful restart lets clients take their last replies before the process exits
+    /// anyway (as the daemon's shutdown grace period).
+    static let gracePeriod = Duration.milliseconds(500)
     /// The Unix time at the start of every run (2026-01-01T00:00:00Z), in milliseconds: EXAT and
     /// PXAT deadlines run on the virtual clock from there.
     static let unixMillisecondsAtZero: Int64 = 1_767_225_600_000
@@ -113,6 +149,21 @@ public final class KeyValueWorld: @unchecked Sendable {
     private let configuration: Configuration
     private let network: SimulatedNetwork
     private let serverHost: SimulatedHost
+    /// The server of the running process; nil while the host is down (crashed, or between a
+    /// graceful stop and the restart).
+    private var server: KeyValueServer?
+    /// Every server process started, to check at the end that none outlived its run (what a
+    /// crash kills is gone, and a clean stop leaves nothing holding the server).
+    private var startedServers: [WeakServer] = []
+    /// Whether a graceful restart is under way (the server stopping, then exiting).
+    private var isRestartingGracefully = false
+    /// Whether graceful restarts are still drawn (until the clients are done).
+    private var drawsGracefulRestarts = false
+    private var gracefulRestartCount = 0
+    private var serverRestartCount = 0
+    /// Virtual time of the last reply or lost command: a run that goes long without either is
+    /// stuck.
+    private var lastProgress = Duration.zero
     private var clients: [SimulatedKeyValueClient] = []
     private var model = KeyspaceModel(unixMillisecondsAtZero: KeyValueWorld.unixMillisecondsAtZero)
     private var random: SimulationRandom
@@ -125,14 +176,9 @@ public final class KeyValueWorld: @unchecked Sendable {
     private var sent = 0
     private var checked = 0
     private var lostCount = 0
-    private var faultCount = 0
     private var events = 0
+    private var faultLog: [String] = []
     private var failure: (event: Int, message: String)?
-    /// Connections queued at the server, connection ends closed, and client ends of attempts
-    /// given up after the server queued them, counted from the trace as it is recorded.
-    private var opened = 0
-    private var closed = 0
-    private var abandoned = 0
     /// Whether the run is over (every client done, or a failure).
     private(set) var isFinished = false
 
@@ -140,32 +186,31 @@ public final class KeyValueWorld: @unchecked Sendable {
     public init(_ configuration: Configuration) {
         self.configuration = configuration
         network = SimulatedNetwork(seed: configuration.seed)
-        serverHost = network.addHost("server")
+        serverHost = network.addHost(Self.serverName)
         random = network.makeRandom()
         network.traceLimit = configuration.traceTail
     }
 
     /// Runs the world to its end and returns how it went.
     public func run() -> Outcome {
-        let network = network
-        let server = KeyValueServer(
-            configuration: serverConfiguration, group: serverHost.group,
-            // The store reads the virtual clock, so TTLs expire on it.
-            clock: KeyValueClock(now: { network.now }, unixMillisecondsAtZero: Self.unixMillisecondsAtZero),
-            logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
         network.receiveObserver = { [unowned self] host, remote, bytes in
             if host === serverHost { serverRead(bytes.count, from: remote) }
         }
         network.traceObserver = { [unowned self] entry in
             switch entry.kind {
-            case .queued: opened += 1
-            case .close: closed += 1
-            case .reset where entry.detail.contains("abandoned"): abandoned += 1
+            case .fault, .restart, .action, .acceptFailed: faultLog.append(entry.description)
             default: break
             }
         }
-        let started = server.start()
-        guard case .value = network.run(until: started, timeLimit: .seconds(1)) else {
+        network.onHostCrash = { [unowned self] host in
+            if host === serverHost { serverLostItsMemory() }
+        }
+        network.onHostRestart = { [unowned self] host in
+            if host === serverHost { startServer() }
+        }
+        guard let started = startServer(),
+            case .value = network.run(until: started, timeLimit: .seconds(1))
+        else {
             return outcome(failing: "the server did not start")
         }
         for index in 0..<configuration.clients {
@@ -176,32 +221,126 @@ public final class KeyValueWorld: @unchecked Sendable {
             clients.append(client)
         }
         for client in clients { client.connect() }
+        network.faultPlan = configuration.faultPlan
+        if configuration.faults {
+            drawsGracefulRestarts = true
+            scheduleGracefulRestart()
+        }
         drive()
         isFinished = true
         if failure != nil { return outcome() }
-        // Clean end: the server stops (listeners, clients, sweeper); then nothing may be pending.
+        return finish()
+    }
+
+    /// The clean end, once every client is done: no more faults (those under way end: partitions
+    /// heal, a crashed server restarts), then the server stops gracefully; then nothing may be
+    /// left: no event (no timer, no segment), no listener, no connection, no server process.
+    private func finish() -> Outcome {
+        network.faultPlan = .none
+        drawsGracefulRestarts = false
+        // Longer than any fault under way lasts (the server's timers keep the network busy, so
+        // "until idle" would not end while it runs).
+        network.run(for: .seconds(1))
         network.heal()
-        let stopped = server.stop()
+        guard let stopped = server?.stop(), !isRestartingGracefully else {
+            return outcome(failing: "the server was not running once the faults ended")
+        }
         guard network.runUntilIdle(maxEvents: 1_000_000) else {
             return outcome(failing: "events still pending after the server stopped")
         }
-        // `stop()` gathers the closed clients with `when(fulfilled:)`, which resolves on a Dispatch
-        // queue, outside the simulation: wait for it there (the network is idle, so this does
-        // not change the run).
-        let resolved = DispatchSemaphore(value: 0)
-        stopped.always(on: .immediate) { _ in resolved.signal() }
-        guard resolved.wait(timeout: .now() + 10) == .success else {
-            return outcome(failing: "the server did not stop")
+        // The stop resolves on the server's loop, within the run: idle means it has.
+        guard case .value? = stopped.result else {
+            return outcome(
+                failing: "the server did not stop (its stop promise is \(stopped.result.map { "\($0)" } ?? "pending"))")
         }
-        guard !network.step() else {
-            return outcome(failing: "events pending after the server stopped")
+        guard serverHost.listeningPorts.isEmpty else {
+            return outcome(failing: "the server still listens on \(serverHost.listeningPorts) after it stopped")
         }
-        // Every connection closed at both ends, but for the client ends of attempts given up
-        // (a connect timed out while the server accepted), which never became connections.
-        guard closed == 2 * opened - abandoned else {
-            return outcome(failing: "\(2 * opened - abandoned - closed) connection ends left open")
+        // Every connection closed at both ends (and none waiting in a backlog).
+        for host in [serverHost] + clients.map(\.host) where host.unreleasedConnectionCount > 0 {
+            return outcome(failing: "\(host.name) still holds \(host.unreleasedConnectionCount) connections")
+        }
+        // Nothing holds a server any more, the last one's included: no promise, callback or timer
+        // of it is left on a loop, and a crash left nothing of the process it killed.
+        self.server = nil
+        if let survivor = startedServers.firstIndex(where: { $0.server != nil }) {
+            return outcome(
+                failing: "server process \(survivor + 1) of \(startedServers.count) is still alive after the run")
         }
         return outcome()
+    }
+
+    /// Starts a server process on the server host's current loops; returns its start promise,
+    /// nil when the host is down.
+    @discardableResult
+    private func startServer() -> Promise<UInt16, any Error>? {
+        guard !serverHost.isCrashed else { return nil }
+        let network = network
+        let server = KeyValueServer(
+            configuration: serverConfiguration, group: serverHost.group,
+            // The store reads the virtual clock, so TTLs expire on it.
+            clock: KeyValueClock(now: { network.now }, unixMillisecondsAtZero: Self.unixMillisecondsAtZero),
+            logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
+        self.server = server
+        startedServers.append(WeakServer(server: server))
+        let started = server.start()
+        started.always(on: .immediate) { [unowned self] result in
+            if case .value = result { return }
+            fail("server process \(startedServers.count) did not start: \(result)")
+        }
+        return started
+    }
+
+    /// The server process is gone (a crash, or the exit after a graceful stop), and the key
+    /// space with it: the model starts over, and nothing is in flight to it any more (its
+    /// connections were reset; the clients give up what they had sent on them).
+    private func serverLostItsMemory() {
+        server = nil
+        isRestartingGracefully = false
+        serverRestartCount += 1
+        model = KeyspaceModel(unixMillisecondsAtZero: Self.unixMillisecondsAtZero)
+        inFlight.removeAll()
+        readCounts.removeAll()
+    }
+
+    /// Schedules the next graceful restart of the server at a seeded instant.
+    private func scheduleGracefulRestart() {
+        let delay = drawDelay(mean: configuration.restartInterval)
+        network.schedule(after: delay, named: "SIGTERM to the server") { [unowned self] in
+            guard drawsGracefulRestarts else { return }
+            restartGracefully()
+            scheduleGracefulRestart()
+        }
+    }
+
+    /// The daemon's SIGTERM path: the server stops (no new clients; each client takes the replies
+    /// already produced, then is closed), and the process exits once it stopped or its grace
+    /// period is over, whichever comes first; it starts again 10 to 200 ms later. The exit loses
+    /// the key space, as a crash does.
+    private func restartGracefully() {
+        guard let server, !isRestartingGracefully, !serverHost.isCrashed else { return }
+        isRestartingGracefully = true
+        gracefulRestartCount += 1
+        let generation = serverHost.generation
+        let exit: @Sendable () -> Void = { [unowned self] in
+            // Crashed meanwhile (and perhaps restarted): that process is gone already.
+            guard serverHost.generation == generation, !serverHost.isCrashed, isRestartingGracefully else { return }
+            network.crash(serverHost)
+            let downtime = Duration.microseconds(Int64.random(in: 10_000...200_000, using: &random))
+            network.schedule(after: downtime, named: "server starts again") { [unowned self] in
+                guard serverHost.generation == generation, serverHost.isCrashed else { return }
+                network.restart(serverHost)
+            }
+        }
+        let stopped = server.stop()
+        // Both as events of the network, outside the loops: a crash may not run inside loop work.
+        stopped.always(on: .immediate) { [unowned self] _ in
+            network.schedule(after: .zero, named: "server exits, stopped", exit)
+        }
+        network.schedule(after: Self.gracePeriod, named: "server exits, grace period over") {
+            stopped.requestCancel()
+            exit()
+        }
     }
 
     private var serverConfiguration: KeyValueServerConfiguration {
@@ -211,59 +350,31 @@ public final class KeyValueWorld: @unchecked Sendable {
         return configuration
     }
 
-    /// Steps the network until every client is done, injecting the seed's faults on the way.
+    /// Steps the network until every client is done; the fault plan injects faults on the way.
     private func drive() {
-        var nextFault = configuration.faults ? drawFaultDelay() : nil
-        var healAt: Duration?
         let timeLimit = Duration.seconds(3600) + (configuration.duration ?? .zero)
+        // Longer than any fault lasts (a partition, a restart, a connect timing out) and any think
+        // time: this long without a reply or a lost command, the run is stuck.
+        let stuckAfter = Duration.seconds(60) + configuration.meanThinkTime * 4
         while failure == nil && finishedClients < clients.count {
-            if let due = healAt, network.now >= due {
-                network.heal()
-                healAt = nil
-            }
-            if let due = nextFault, network.now >= due {
-                injectFault(healAt: &healAt)
-                nextFault = network.now + drawFaultDelay()
-            }
             guard network.step() else {
-                // Idle with clients not done: only a partition can hold them; otherwise stuck.
-                if healAt != nil {
-                    network.heal()
-                    healAt = nil
-                    continue
-                }
                 fail("the network went idle with \(clients.count - finishedClients) clients not done")
                 break
             }
             events += 1
             if network.now > timeLimit {
                 fail("over \(timeLimit) of virtual time")
+            } else if network.now - lastProgress > stuckAfter {
+                fail("no reply and no lost command for \(network.now - lastProgress)")
             }
         }
     }
 
-    private func drawFaultDelay() -> Duration {
-        let (seconds, attoseconds) = configuration.faultInterval.components
+    /// A delay drawn uniformly between 1 µs and twice `mean`.
+    private func drawDelay(mean: Duration) -> Duration {
+        let (seconds, attoseconds) = mean.components
         let meanMicroseconds = max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
         return .microseconds(Int64.random(in: 1...(2 * meanMicroseconds), using: &random))
-    }
-
-    /// Resets a random client's connection (two times in three), or cuts a few clients off the
-    /// server for a while.
-    private func injectFault(healAt: inout Duration?) {
-        if Int.random(in: 0..<3, using: &random) < 2 || healAt != nil {
-            let open = clients.filter { $0.connection.map { !$0.isClosed } ?? false }
-            guard !open.isEmpty, let connection = open[Int.random(in: 0..<open.count, using: &random)].connection
-            else { return }
-            network.reset(connection)
-        } else {
-            let count = Int.random(in: 1...max(1, min(3, clients.count)), using: &random)
-            var cut: [SimulatedHost] = []
-            for _ in 0..<count { cut.append(clients[Int.random(in: 0..<clients.count, using: &random)].host) }
-            network.partition([serverHost], from: cut)
-            healAt = network.now + .milliseconds(Int64.random(in: 5...400, using: &random))
-        }
-        faultCount += 1
     }
 
     // MARK: From the clients
@@ -274,8 +385,15 @@ public final class KeyValueWorld: @unchecked Sendable {
         inFlight[connectionKey, default: []].append((client, command, already + length))
     }
 
-    func replied() { checked += 1 }
-    func lost(_ count: Int) { lostCount += count }
+    func replied() {
+        checked += 1
+        lastProgress = network.now
+    }
+
+    func lost(_ count: Int) {
+        lostCount += count
+        lastProgress = network.now
+    }
     func clientFinished() { finishedClients += 1 }
 
     func fail(_ message: String) {
@@ -316,8 +434,15 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func outcome(failing message: String? = nil) -> Outcome {
         if let message { fail(message) }
         return Outcome(
-            digest: network.digestHex, commands: sent, checked: checked, lost: lostCount, faults: faultCount,
-            events: events, virtualTime: network.now, failure: failure,
-            trace: network.trace.map(\.description))
+            digest: network.digestHex, commands: sent, checked: checked, lost: lostCount,
+            faults: network.faultCount + gracefulRestartCount, serverRestarts: serverRestartCount, events: events,
+            virtualTime: network.now, failure: failure,
+            trace: network.trace.map(\.description), faultLog: faultLog)
     }
+}
+
+/// A server process the world started, held weakly: once it is gone (crashed, or stopped and let
+/// go), nothing may keep it alive.
+private struct WeakServer {
+    weak var server: KeyValueServer?
 }

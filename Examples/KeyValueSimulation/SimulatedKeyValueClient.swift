@@ -62,7 +62,7 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
 
     func connect() {
         let loop = host.loop
-        TCPConnection.connect(host: "server", port: KeyValueWorld.port, on: loop, timeout: .seconds(2))
+        TCPConnection.connect(host: "server", port: KeyValueWorld.port, on: loop, timeout: .milliseconds(500))
             .always(on: .loop(loop)) { [self] result in
                 switch result {
                 case .value(let connection): connected(connection)
@@ -83,9 +83,9 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
             self.read(bytes, on: connection)
             return bytes.count
         }
-        _ = connection.closed.then(on: .loop(host.loop)) { [self, weak connection] _ in
+        _ = connection.closed.then(on: .loop(host.loop)) { [self, weak connection] error in
             guard let connection, connection === self.connection else { return }
-            disconnected()
+            disconnected(orderly: error == nil)
         }
         sendNext()
     }
@@ -192,7 +192,19 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
 
     /// The connection closed (reset, or the server closed it): the outstanding command, if any,
     /// is given up (the model applied it if and only if the server read it).
-    private func disconnected() {
+    ///
+    /// An orderly close by the server (an end of input, not a reset) comes only from its graceful
+    /// stop, which answers every request it read before it closes: a command the server read and
+    /// did not answer then is a failure.
+    private func disconnected(orderly: Bool) {
+        // A malformed request's reply is known before the server reads it (`expected` is set at
+        // the send), so whether the server got to its error is unknown here: it is left out.
+        if orderly, let unanswered = outstanding.first(where: { $0.expected != nil && $0.command != .malformed }) {
+            world.fail(
+                "client \(index): the server closed the connection without answering `\(unanswered.command)`, which it read"
+            )
+            return
+        }
         connection = nil
         thinking = nil
         if !outstanding.isEmpty {

@@ -12,9 +12,12 @@ struct LoopKVSim: ParsableCommand {
             PX, EXAT, PXAT, NX, XX), DEL, EXISTS, INCR, DECR, EXPIRE, PEXPIRE, TTL, PTTL, PING, ECHO, \
             DBSIZE, FLUSHALL and QUIT commands, one at a time or now and then a few pipelined in one \
             write, and every reply is checked against a model of the key space applied in the order \
-            the server read the requests, on the virtual clock. With faults, the seed \
-            also resets connections and partitions clients from the server for a while. The same \
-            seed gives the same run and the same digest.
+            the server read the requests, on the virtual clock. With faults, the seed also \
+            resets connections, partitions hosts for a while, runs the server out of descriptors \
+            (its accept backlog fills), makes hosts refuse or ignore connects, makes name \
+            resolutions late, unanswered or dead, and crashes the server or restarts it \
+            gracefully (SIGTERM): either one loses the key space, which the model follows. The \
+            same seed gives the same run and the same digest.
 
             The size of the run: --minutes M of virtual time, clients pacing their commands with a \
             seeded think time before each write (--think-time, 750 ms on average: about 1,000 \
@@ -38,11 +41,17 @@ struct LoopKVSim: ParsableCommand {
     @Option(help: "Mean think time of paced clients (--minutes), in milliseconds.")
     var thinkTime = 750
 
-    @Flag(inversion: .prefixedNo, help: "Whether the seed draws faults (connection resets, partitions).")
+    @Flag(inversion: .prefixedNo, help: "Whether the seed draws faults (every kind; see above).")
     var faults = true
 
-    @Option(help: "Mean milliseconds of virtual time between two faults.")
+    @Option(help: "Mean milliseconds of virtual time between two connection resets (other faults scale with it).")
     var faultInterval = 40
+
+    @Option(
+        help:
+            "Mean milliseconds between two crashes of the server, and between two graceful restarts (default: 1000, or 30000 with --minutes)."
+    )
+    var restartInterval: Int?
 
     @Option(help: "Print the last this many entries of the network's trace.")
     var traceTail = 0
@@ -54,6 +63,7 @@ struct LoopKVSim: ParsableCommand {
         guard thinkTime >= 1 else { throw ValidationError("--think-time must be at least 1") }
         guard traceTail >= 0 else { throw ValidationError("--trace-tail must not be negative") }
         guard faultInterval >= 1 else { throw ValidationError("--fault-interval must be at least 1") }
+        guard (restartInterval ?? 1) >= 1 else { throw ValidationError("--restart-interval must be at least 1") }
     }
 
     func run() throws {
@@ -62,23 +72,28 @@ struct LoopKVSim: ParsableCommand {
             configuration = .init(
                 seed: seed, clients: clients, duration: .milliseconds(Int64(minutes * 60_000)),
                 commands: commands ?? .max, meanThinkTime: .milliseconds(thinkTime), faults: faults,
-                faultInterval: .milliseconds(faultInterval), traceTail: traceTail)
+                faultInterval: .milliseconds(faultInterval), restartInterval: .milliseconds(restartInterval ?? 30_000),
+                traceTail: traceTail)
         } else {
             configuration = .init(
                 seed: seed, clients: clients, commands: commands ?? 100, faults: faults,
-                faultInterval: .milliseconds(faultInterval), traceTail: traceTail)
+                faultInterval: .milliseconds(faultInterval), restartInterval: .milliseconds(restartInterval ?? 1000),
+                traceTail: traceTail)
         }
         let outcome = KeyValueWorld(configuration).run()
         for line in outcome.trace { print(line) }
         var size = minutes.map { " --minutes \($0.formatted)" } ?? ""
         if let commands { size += " --commands \(commands)" } else if minutes == nil { size += " --commands 100" }
         if minutes != nil && thinkTime != 750 { size += " --think-time \(thinkTime)" }
-        let flags = (faults ? "" : " --no-faults") + (faultInterval == 40 ? "" : " --fault-interval \(faultInterval)")
+        let flags =
+            (faults ? "" : " --no-faults") + (faultInterval == 40 ? "" : " --fault-interval \(faultInterval)")
+            + (restartInterval.map { " --restart-interval \($0)" } ?? "")
         print(
             "replay: swift run -c release --package-path Examples loopkv-sim --seed \(seed) --clients \(clients)\(size)\(flags)"
         )
         print(
-            "checked=\(outcome.checked) lost=\(outcome.lost) events=\(outcome.events) virtual=\(outcome.virtualTime)")
+            "checked=\(outcome.checked) lost=\(outcome.lost) server-restarts=\(outcome.serverRestarts) events=\(outcome.events) virtual=\(outcome.virtualTime)"
+        )
         let verdict = outcome.failure.map { "model=FAILED at event \($0.event): \($0.message)" } ?? "model=ok"
         print("seed=\(seed) digest=\(outcome.digest) commands=\(outcome.commands) faults=\(outcome.faults) \(verdict)")
         if outcome.failure != nil { throw ExitCode.failure }

@@ -59,6 +59,15 @@ public final class SimulatedHost: @unchecked Sendable {
     /// connections reset; it sends and answers nothing more.
     public internal(set) var isCrashed = false
 
+    /// The ports the host listens on now, in increasing order: a listener's port until it
+    /// closes (or the host crashes). A daemon that shut down cleanly leaves none.
+    public var listeningPorts: [UInt16] { ports.keys.sorted() }
+
+    /// How many connections the host's code has not closed yet (reset ones included, until the
+    /// code closes them too), and connections waiting in a port's backlog. A daemon that shut
+    /// down cleanly leaves none.
+    public var unreleasedConnectionCount: Int { ends.count }
+
     /// The index of the host in its network, which fixes the order the simulation visits hosts
     /// in.
     let index: Int

@@ -101,4 +101,24 @@ import TomorrowlandSimulation
         #expect(reader.closed?.error == nil)
         world.finish([setter, reader], stopped: stopped)
     }
+
+    /// The stop closes a loop's clients in the order they connected, and its promise resolves on
+    /// the server's loop at the instant the last one is closed: a run replays the same in every
+    /// process (it used to close them in hash order and resolve on a Dispatch queue).
+    @Test func theStopClosesClientsInTheOrderTheyConnectedAndResolvesWithinTheRun() throws {
+        let world = try SimulatedServerWorld()
+        let clients = try (0..<24).map { _ in try world.connect() }
+        world.network.run(for: .milliseconds(10))
+        let stopAt = world.network.now
+        let stopped = world.stopServer()
+        #expect(world.run(until: { clients.allSatisfy(\.isClosed) }))
+        #expect(stopped.result?.value != nil)
+
+        let ends = clients.compactMap { world.serverEnd(of: $0) }
+        #expect(ends.count == clients.count)
+        let closes = world.network.trace.filter { $0.kind == .close && ends.contains($0.detail) }
+        #expect(closes.map(\.detail) == ends)
+        #expect(closes.allSatisfy { $0.time == stopAt })
+        world.finish(clients, stopped: stopped)
+    }
 }

@@ -12,8 +12,8 @@ private let sweepSeeds: ClosedRange<UInt64> = {
 /// loopkv's server on simulated networks: many seeds of a small world with faults, every reply
 /// checked against the model (`make sim SEEDS=N` sweeps more).
 @Suite struct KeyValueSimulationSweepTests {
-    /// Seeds 1...200 (see `sweepSeeds`), each 10 clients × 100 commands with resets and
-    /// partitions. A failure names its seed; `loopkv-sim --seed S` replays it.
+    /// Seeds 1...200 (see `sweepSeeds`), each 10 clients × 100 commands under every kind of
+    /// fault (`KeyValueWorld.Configuration.faultPlan`, and graceful restarts). A failure names its seed; `loopkv-sim --seed S` replays it.
     @Test(arguments: sweepSeeds)
     func everyReplyMatchesTheModel(seed: UInt64) {
         let outcome = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
@@ -46,6 +46,41 @@ private let sweepSeeds: ClosedRange<UInt64> = {
         }
         #expect(faults > 0)
         #expect(lost > 0)
+    }
+
+    /// Every kind of fault the world draws happens within the sweep's first seeds, each with the
+    /// model holding through it: resets at either end, partitions, the server out of descriptors
+    /// (its backlog filling), hosts refusing or ignoring connects, name faults, crashes and
+    /// graceful restarts of the server (which lose the key space).
+    @Test func everyKindOfFaultHappensWithinTheSweep() {
+        let kinds: [(name: String, marks: [String])] = [
+            ("reset of a server end", ["fault reset #", " server:"]),
+            ("reset of a client end", ["fault reset #", " client"]),
+            ("partition", ["fault partition "]),
+            ("heal", ["fault heal"]),
+            ("descriptor exhaustion", ["fault descriptors exhausted on server"]),
+            ("an accept failing for want of descriptors", ["EMFILE"]),
+            ("connects refused", ["refuses connections"]),
+            ("connects unanswered", ["stops answering"]),
+            ("name fault", ["fault name server "]),
+            ("crash", ["fault crash server"]),
+            ("graceful restart", ["action server exits"]),
+            ("restart", ["restart server generation"]),
+        ]
+        var seen: Set<String> = []
+        var serverRestarts = 0
+        for seed: UInt64 in 1...10 {
+            let outcome = KeyValueWorld(.init(seed: seed, clients: 10, commands: 100)).run()
+            #expect(outcome.failure == nil, "seed \(seed): \(outcome.failure.map(\.message) ?? "")")
+            serverRestarts += outcome.serverRestarts
+            for line in outcome.faultLog {
+                for kind in kinds where kind.marks.allSatisfy(line.contains) { seen.insert(kind.name) }
+            }
+        }
+        #expect(
+            Set(kinds.map(\.name)).subtracting(seen).isEmpty,
+            "never happened: \(Set(kinds.map(\.name)).subtracting(seen))")
+        #expect(serverRestarts > 0)
     }
 
     @Test func withoutFaultsEveryCommandIsAnswered() {

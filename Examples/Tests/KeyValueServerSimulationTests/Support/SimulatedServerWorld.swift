@@ -1,4 +1,3 @@
-import Dispatch
 import KeyValueCore
 import KeyValueService
 import Logging
@@ -157,31 +156,19 @@ final class SimulatedServerWorld: @unchecked Sendable {
         return network.trace.first { $0.kind == .close && $0.detail == end }?.time
     }
 
-    /// Whether a connection the server accepted is still open at the server.
-    private var serverHasOpenConnections: Bool {
-        let suffix = " server:\(Self.port)"
-        let accepted = Set(network.trace.filter { $0.kind == .accept && $0.detail.hasSuffix(suffix) }.map(\.detail))
-        let closed = Set(network.trace.filter { $0.kind == .close && $0.detail.hasSuffix(suffix) }.map(\.detail))
-        return !accepted.subtracting(closed).isEmpty
-    }
-
     /// Stops the server as the daemon's graceful shutdown does, at the current instant: calls
-    /// `server.stop()` now and, if a client is still open at the server `grace` later (the
-    /// configured grace period by default), calls `requestCancel()` on its promise at exactly
-    /// that instant, as `EventLoopGroupService` does when its grace period is over.
-    ///
-    /// The service asks whether the promise is still pending. Here that promise resolves on a
-    /// Dispatch queue (`when(fulfilled:)`), off the virtual clock, so its state at a virtual
-    /// instant depends on real thread timing; the timer asks the trace instead, which is what
-    /// the promise waits for.
+    /// `server.stop()` now and, if its promise is still pending `grace` later (the configured
+    /// grace period by default), calls `requestCancel()` on it at exactly that instant, as
+    /// `EventLoopGroupService` does when its grace period is over. The promise resolves on the
+    /// server's loop, within the run, so its state at a virtual instant is part of the run.
     ///
     /// - Returns: The promise `stop()` returned.
     @discardableResult
     func stopServer(grace: Duration? = nil) -> Promise<Void, NoError> {
         let stopped = server.stop()
         let grace = grace ?? server.configuration.shutdownGrace
-        _ = serverHost.loop.schedule(after: grace) { [self] in
-            if serverHasOpenConnections { stopped.requestCancel() }
+        _ = serverHost.loop.schedule(after: grace) {
+            if stopped.result == nil { stopped.requestCancel() }
         }
         return stopped
     }
@@ -193,12 +180,10 @@ final class SimulatedServerWorld: @unchecked Sendable {
         let stopped = stopped ?? stopServer()
         for client in clients where !client.isClosed { client.connection.close() }
         #expect(network.runUntilIdle(), "events still pending after the server stopped")
-        // `stop()` gathers the closes with `when(fulfilled:)`, which resolves on a Dispatch queue:
-        // wait for it there (the network is idle, so this changes nothing in the run).
-        let resolved = DispatchSemaphore(value: 0)
-        _ = stopped.always(on: .immediate) { _ in resolved.signal() }
-        #expect(resolved.wait(timeout: .now() + 10) == .success, "the server's stop did not resolve")
-        #expect(!network.step(), "events pending after the server stopped")
+        // It resolves on the server's loop, within the run: idle means it has.
+        #expect(stopped.result != nil, "the server's stop did not resolve")
+        #expect(serverHost.listeningPorts.isEmpty, "the server still listens after it stopped")
+        #expect(serverHost.unreleasedConnectionCount == 0, "the server still holds connections after it stopped")
         let opened = network.trace.count { $0.kind == .queued }
         let closedEnds = network.trace.count { $0.kind == .close }
         #expect(closedEnds == 2 * opened, "\(2 * opened - closedEnds) connection ends left open")
