@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
-# The library's opt-in integrations (TomorrowlandNIO, TomorrowlandServiceLifecycle) are package
+# The library's opt-in integrations (TomorrowlandNIO, TomorrowlandServiceLifecycle, TomorrowlandMetrics) are package
 # traits, off for packages that depend on this one; this repository builds and tests them.
 SWIFT_TRAITS ?= --enable-all-traits
 # The examples (daemons, demos) are a package of their own: Examples/Package.swift.
@@ -42,7 +42,8 @@ test: deps
 	@$(MAKE) --no-print-directory test-http-example
 
 # What a package that depends on this one resolves: nothing else without traits, swift-nio's
-# graph with the NIO trait, swift-service-lifecycle's with ServiceLifecycle (a few seconds).
+# graph with the NIO trait, swift-service-lifecycle's with ServiceLifecycle, swift-metrics with
+# Metrics (a few seconds).
 check-dependency-graph:
 	SWIFT="$(SWIFT)" scripts/check-dependency-graph.sh
 
@@ -106,7 +107,7 @@ demo: deps
 demo-promises: deps
 	$(SWIFT) run $(EXAMPLES) $(SWIFT_BUILD_FLAGS) TomorrowlandDemo
 
-# The DocC archives of the library modules (TomorrowlandServiceLifecycle with its trait), offline, with swift-docc-plugin, into docs/
+# The DocC archives of the library modules (the trait modules with their traits), offline, with swift-docc-plugin, into docs/
 # (one .doccarchive per module; serve one with `python3 -m http.server -d docs/Tomorrowland.doccarchive`
 # and open /documentation/tomorrowland). Prints each module's documentation coverage. Pass more
 # docc options with DOCC_FLAGS, e.g. `make docs DOCC_FLAGS=--warnings-as-errors`.
@@ -114,7 +115,7 @@ DOCC_FLAGS ?=
 
 docs: deps
 	$(SWIFT) package $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) --allow-writing-to-directory docs generate-documentation \
-		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandSimulation --target TomorrowlandNIO --target TomorrowlandServiceLifecycle \
+		--target Tomorrowland --target TomorrowlandLoop --target TomorrowlandTesting --target TomorrowlandSimulation --target TomorrowlandNIO --target TomorrowlandServiceLifecycle --target TomorrowlandMetrics \
 		--output-path docs --experimental-skip-synthesized-symbols \
 		--experimental-documentation-coverage --coverage-summary-level brief $(DOCC_FLAGS)
 

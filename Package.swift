@@ -15,9 +15,10 @@ let package = Package(
         // Empty modules unless their trait is enabled (see `traits` below).
         .library(name: "TomorrowlandNIO", targets: ["TomorrowlandNIO"]),
         .library(name: "TomorrowlandServiceLifecycle", targets: ["TomorrowlandServiceLifecycle"]),
+        .library(name: "TomorrowlandMetrics", targets: ["TomorrowlandMetrics"]),
     ],
     // The integrations are opt-in traits, off by default: a package that depends on this one
-    // without naming them resolves no SwiftNIO and no swift-service-lifecycle (SwiftPM leaves a
+    // without naming them resolves no SwiftNIO, no swift-service-lifecycle and no swift-metrics (SwiftPM leaves a
     // dependency out of resolution when only disabled traits use it; measured with SwiftPM 6.3 by
     // `swift package show-dependencies` in a consumer package, see README "Packaging").
     // Enable them with `.package(url: ..., from: ..., traits: ["NIO"])`; this repository's own
@@ -28,12 +29,17 @@ let package = Package(
             name: "ServiceLifecycle",
             description: "TomorrowlandServiceLifecycle: loops and loop groups as swift-service-lifecycle services."
         ),
+        .trait(
+            name: "Metrics",
+            description: "TomorrowlandMetrics: per-loop tick, queue, timer and stall figures through swift-metrics."
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
-        // Only for the `NIO` and `ServiceLifecycle` traits (the conditions below).
+        // Only for the `NIO`, `ServiceLifecycle` and `Metrics` traits (the conditions below).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
         // depends on it, so nothing of it is built into or linked with the library, and packages
         // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
@@ -104,6 +110,14 @@ let package = Package(
                     package: "swift-service-lifecycle",
                     condition: .when(traits: ["ServiceLifecycle"])
                 ),
+            ]
+        ),
+        // Per-loop figures through swift-metrics (trait `Metrics`).
+        .target(
+            name: "TomorrowlandMetrics",
+            dependencies: [
+                "Tomorrowland", "TomorrowlandLoop",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
         // The executor contract (issue 18): one suite, every executor. A regular target that
@@ -196,6 +210,14 @@ let package = Package(
                     package: "swift-service-lifecycle",
                     condition: .when(traits: ["ServiceLifecycle"])
                 ),
+            ]
+        ),
+        .testTarget(
+            name: "TomorrowlandMetricsTests",
+            dependencies: [
+                "TomorrowlandMetrics", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
         // Runs one seeded simulation and prints its digest: TomorrowlandSimulationTests launches

@@ -3,9 +3,10 @@
 # Writes a throwaway consumer package (depending on this checkout by path) and checks
 # `swift package show-dependencies`:
 #   no traits          -> nothing but this package (no swift-nio, no swift-service-lifecycle,
-#                         none of the examples' or the benchmarks' dependencies)
-#   traits: NIO        -> swift-nio's graph, no swift-service-lifecycle
+#                         no swift-metrics, none of the examples' or the benchmarks' dependencies)
+#   traits: NIO        -> swift-nio's graph, no swift-service-lifecycle, no swift-metrics
 #   traits: ServiceLifecycle -> swift-service-lifecycle's graph, no swift-nio
+#   traits: Metrics    -> swift-metrics, no swift-nio, no swift-service-lifecycle
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SWIFT="${SWIFT:-swift}"
@@ -35,10 +36,12 @@ expect() { # $1: label, $2: the graph, $3: regex that must match ("" for none), 
 }
 
 none="$(graph "")"
-expect "no traits" "$none" "" "swift-nio|swift-service-lifecycle|swift-log|swift-argument-parser|hummingbird|swift-docc-plugin"
+expect "no traits" "$none" "" "swift-nio|swift-service-lifecycle|swift-metrics|swift-log|swift-argument-parser|hummingbird|swift-docc-plugin"
 nio="$(graph ", traits: [\"NIO\"]")"
-expect "traits NIO" "$nio" "swift-nio" "swift-service-lifecycle|swift-argument-parser|hummingbird"
+expect "traits NIO" "$nio" "swift-nio" "swift-service-lifecycle|swift-metrics|swift-argument-parser|hummingbird"
 lifecycle="$(graph ", traits: [\"ServiceLifecycle\"]")"
 expect "traits ServiceLifecycle" "$lifecycle" "swift-service-lifecycle" "swift-nio|swift-argument-parser|hummingbird"
+metrics="$(graph ", traits: [\"Metrics\"]")"
+expect "traits Metrics" "$metrics" "swift-metrics" "swift-nio|swift-service-lifecycle|swift-argument-parser|hummingbird"
 [ "$fail" = 0 ] || exit 1
-echo "check-dependency-graph: no traits -> [$(echo $none)]; NIO -> [$(echo $nio)]; ServiceLifecycle -> [$(echo $lifecycle)]"
+echo "check-dependency-graph: no traits -> [$(echo $none)]; NIO -> [$(echo $nio)]; ServiceLifecycle -> [$(echo $lifecycle)]; Metrics -> [$(echo $metrics)]"

@@ -114,7 +114,31 @@ public final class KeyValueServer: Sendable {
     }
 
     private func infoText() -> String {
-        "loops:\(group.loops.count)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
+        var text =
+            "loops:\(group.loops.count)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
+        text += "\r\n# Loops\r\n"
+        for (index, loop) in group.loops.enumerated() {
+            text += Self.loopInfoLine(index: index, totals: loop.tickTotals)
+        }
+        return text
+    }
+
+    /// One loop's line of INFO's `# Loops` section, in the form of Redis's `db0:keys=…` lines:
+    /// `loop0:ticks=…,items=…,busy_ms=…,waiting_ms=…,stalls=…`, from the loop's tick totals
+    /// (zero while tick statistics are off: the daemon turns them on; a simulated host's loop
+    /// measures nothing).
+    static func loopInfoLine(index: Int, totals: EventLoopTickTotals) -> String {
+        "loop\(index):ticks=\(totals.tickCount),items=\(totals.itemCount),"
+            + "busy_ms=\(milliseconds(totals.busyTime)),waiting_ms=\(milliseconds(totals.waitingTime)),"
+            + "stalls=\(totals.stallCount)\r\n"
+    }
+
+    /// `duration` in milliseconds with three decimals (`12.345`).
+    private static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        let fraction = String(microseconds % 1000)
+        return "\(microseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 
     /// Stops accepting, lets every client take the replies already produced, and closes them: the
