@@ -68,6 +68,23 @@
             loop.shutdown()
         }
 
+        @Test func queuedWorkCountsWhatTheRoundsBudgetLeftForTheNextTick() throws {
+            let loop = EventLoop()
+            let metrics = TestMetrics()
+            loop.enableMetrics(name: "main", factory: metrics)
+            // One round runs at most 4,096 items: this one and 4,095 of the 5,000 it queues.
+            loop.execute {
+                for _ in 0..<5_000 { loop.execute {} }
+            }
+            loop.runUntilIdle()
+            let queued = try metrics.expectGauge(labels.queuedWork, main).values
+            #expect(queued.first == 905)
+            #expect(queued.last == 0)
+            let items = try metrics.expectRecorder(labels.tickItems, main).values
+            #expect(Array(items.prefix(2)) == [4_096, 905])
+            loop.shutdown()
+        }
+
         @Test func armedTimersCountScheduledTimersUntilCancelled() throws {
             let loop = EventLoop()
             let metrics = TestMetrics()
