@@ -31,13 +31,13 @@
 
     extension EventLoopGroup {
         /// Reports the figures of each of the group's loops through swift-metrics, each loop named
-        /// by its index in ``EventLoopGroup/loops`` (`0`, `1`, …), as
+        /// by its index in `loops` (`0`, `1`, …), as
         /// `EventLoop.enableMetrics(name:configuration:factory:)` does for one loop.
         ///
         /// - Parameters:
         ///   - configuration: As for one loop; applies to every loop.
         ///   - factory: Where the metrics go: the global `MetricsSystem.factory` by default.
-        /// - Returns: The attached metrics, one per loop, in the order of ``EventLoopGroup/loops``.
+        /// - Returns: The attached metrics, one per loop, in the order of `loops`.
         @discardableResult
         public func enableMetrics(
             configuration: EventLoopMetrics.Configuration = .init(),

@@ -74,7 +74,7 @@
         /// the metrics (`destroy()`: the backend may drop their series).
         ///
         /// Safe from any thread, including the loop's and the stall report's; calling it again
-        /// does nothing. The loop's ``EventLoop/tickTotals`` keep their values. A tick that ends
+        /// does nothing. The loop's `tickTotals` keep their values. A tick that ends
         /// while this runs records nothing, and the loop stops measuring from its next tick.
         /// Nothing is left to detach after the loop's shutdown, which turns the statistics and the
         /// stall detection off itself; detaching then only destroys the metrics.

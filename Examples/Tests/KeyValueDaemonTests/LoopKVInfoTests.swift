@@ -43,7 +43,8 @@ struct LoopKVInfoTests {
             for pair in parts[1].split(separator: ",") {
                 let field = pair.split(separator: "=", maxSplits: 1)
                 try #require(field.count == 2, "not a field=value pair: \(pair)")
-                fields[String(field[0])] = try #require(Double(field[1]), "not a number: \(pair)")
+                let number = try #require(Double(field[1]), "not a number: \(pair)")
+                fields[String(field[0])] = number
             }
             section[String(parts[0])] = fields
         }
