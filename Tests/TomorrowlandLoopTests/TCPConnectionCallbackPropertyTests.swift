@@ -41,4 +41,51 @@ struct TCPConnectionCallbackPropertyTests {
         #expect(connection.onInputClosed == nil)
         #expect(spy.releasedCount == 2 * Self.setsPerThread)
     }
+
+    @Test func readingTheCallbacksFromAnotherThreadWhileTheLoopClosesTheConnectionSeesThemOrNil() async {
+        let loop = EventLoop()
+        let driver = LoopThread(loop)
+        #expect(driver.waitUntilRunning())
+        for _ in 0..<10 {
+            let (connection, peer) = socketPairConnection(on: loop)
+            defer { close(peer) }
+            connection.onWritable = {}
+            connection.onInputClosed = {}
+            let reads = Locked(0)
+            let closeRequested = Locked(false)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await onDedicatedThread {
+                        let deadline = ContinuousClock.now + generousTimeout
+                        // Reads until it saw the close, and then once more.
+                        while ContinuousClock.now < deadline {
+                            let closedBeforeRead = connection.closed.result != nil
+                            _ = connection.onWritable
+                            _ = connection.onInputClosed
+                            if reads.withLock({ count in
+                                count += 1
+                                return count == 100
+                            }) {
+                                closeRequested.value = true
+                            }
+                            if closedBeforeRead { return }
+                        }
+                    }
+                }
+                group.addTask {
+                    await onDedicatedThread {
+                        _ = waitUntil { closeRequested.value }
+                        // On the loop's thread: the close sets both properties to nil there.
+                        loop.execute { connection.close() }
+                    }
+                }
+            }
+            #expect(reads.value > 100)
+            #expect(connection.closed.result != nil)
+            #expect(connection.onWritable == nil)
+            #expect(connection.onInputClosed == nil)
+        }
+        loop.shutdown()
+        #expect(driver.join())
+    }
 }
