@@ -149,7 +149,7 @@ struct EventLoopBorrowedBaseTests {
     /// the host inside its `event_base_loop`.
     private static let releaseRounds = 20
 
-    @Test func releasingTheLoopWithoutShutdownOnAnotherThreadWhileTheHostRunsItsBaseIsSafe() async {
+    @Test func releasingTheLoopWithoutShutdownOnAnotherThreadWhileTheHostRunsItsBaseIsSafe() {
         for _ in 0..<Self.releaseRounds {
             let host = HostBase()
             let stopper = HostStopper(host)
@@ -157,28 +157,32 @@ struct EventLoopBorrowedBaseTests {
             let reference = WeakReference(loop!)
             let ranOnHost = Locked(false)
             let submissions = Locked(0)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await onDedicatedThread { host.dispatch(seconds: 5) }
+            // Threads of their own, started here: a child task that starts one may wait long for
+            // a cooperative thread when the whole suite runs.
+            let hostStopped = DispatchSemaphore(value: 0)
+            Thread {
+                host.dispatch(seconds: 5)
+                hostStopped.signal()
+            }.start()
+            // Use it: work from this thread runs on the host's.
+            loop!.execute { ranOnHost.value = true }
+            #expect(waitUntil { ranOnHost.value })
+            // Wakes the host again and again, so that it is inside the loop's events when the
+            // last reference goes (often on that thread).
+            let trafficStopped = DispatchSemaphore(value: 0)
+            Thread {
+                while submissions.value < 1_000_000, let loop = reference.object {
+                    loop.execute {}
+                    submissions.withLock { $0 += 1 }
                 }
-                // Use it: work from this thread runs on the host's.
-                loop!.execute { ranOnHost.value = true }
-                #expect(await eventually { ranOnHost.value })
-                group.addTask {
-                    // Wakes the host again and again, so that it is inside the loop's events
-                    // when the last reference goes (often on this thread).
-                    await onDedicatedThread {
-                        while submissions.value < 1_000_000, let loop = reference.object {
-                            loop.execute {}
-                            submissions.withLock { $0 += 1 }
-                        }
-                    }
-                }
-                #expect(await eventually { submissions.value > 100 })
-                loop = nil
-                #expect(await eventually { reference.isReleased })
-                stopper.requestStop()
-            }
+                trafficStopped.signal()
+            }.start()
+            #expect(waitUntil { submissions.value > 100 })
+            loop = nil
+            #expect(waitUntil { reference.isReleased })
+            stopper.requestStop()
+            #expect(trafficStopped.wait(timeout: .now() + 20) == .success)
+            #expect(hostStopped.wait(timeout: .now() + 20) == .success)
             // The host stopped on the request, once the loop's events were gone from its base.
             #expect(event_base_got_break(host.base) == 1)
             #expect(event_base_get_num_events(host.base, UInt32(EVENT_BASE_COUNT_ADDED)) == HostStopper.hostEventCount)

@@ -52,32 +52,21 @@ struct TCPConnectionCallbackPropertyTests {
             connection.onWritable = {}
             connection.onInputClosed = {}
             let reads = Locked(0)
-            let closeRequested = Locked(false)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await onDedicatedThread {
-                        let deadline = ContinuousClock.now + generousTimeout
-                        // Reads until it saw the close, and then once more.
-                        while ContinuousClock.now < deadline {
-                            let closedBeforeRead = connection.closed.result != nil
-                            _ = connection.onWritable
-                            _ = connection.onInputClosed
-                            if reads.withLock({ count in
-                                count += 1
-                                return count == 100
-                            }) {
-                                closeRequested.value = true
-                            }
-                            if closedBeforeRead { return }
-                        }
+            await onDedicatedThread {
+                let deadline = ContinuousClock.now + generousTimeout
+                // Reads until it saw the close, and then once more.
+                while ContinuousClock.now < deadline {
+                    let closedBeforeRead = connection.closed.result != nil
+                    _ = connection.onWritable
+                    _ = connection.onInputClosed
+                    let count = reads.withLock { count in
+                        count += 1
+                        return count
                     }
-                }
-                group.addTask {
-                    await onDedicatedThread {
-                        _ = waitUntil { closeRequested.value }
-                        // On the loop's thread: the close sets both properties to nil there.
-                        loop.execute { connection.close() }
-                    }
+                    // On the loop's thread, while this one keeps reading: the close sets both
+                    // properties to nil there.
+                    if count == 100 { loop.execute { connection.close() } }
+                    if closedBeforeRead { return }
                 }
             }
             #expect(reads.value > 100)
