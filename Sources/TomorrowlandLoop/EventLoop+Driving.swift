@@ -292,20 +292,34 @@ extension EventLoop {
 
     /// Creates and adds the wake-up event and creates the timer event.
     func installCoreEvents() {
-        // Callback context: `self`, unretained. The loop outlives these events: it frees them in
-        // `tearDown()` or `deinit`, before it goes away.
-        // LoopInvariants: "Unretained callback arguments".
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        wakeupEvent = event_new(
-            base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
-            { _, _, context in
-                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleWakeup()
-            }, context)
-        timerEvent = event_new(
-            base, -1, 0,
-            { _, _, context in
-                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleTimer()
-            }, context)
+        if ownsBase {
+            // Callback context: `self`, unretained. The loop outlives these events: it frees them
+            // in `tearDown()` or `deinit`, before it goes away.
+            // LoopInvariants: "Unretained callback arguments".
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            wakeupEvent = event_new(
+                base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
+                { _, _, context in
+                    Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleWakeup()
+                }, context)
+            timerEvent = event_new(
+                base, -1, 0,
+                { _, _, context in
+                    Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleTimer()
+                }, context)
+        } else {
+            // A borrowed base: the events may outlive the loop (its deinit hands them to the
+            // host's thread), so they carry a retained context that does.
+            // LoopInvariants: "Unretained callback arguments" (the borrowed-base exception).
+            let events = BorrowedLoopEvents(loop: self)
+            borrowedEvents = events
+            let context = events.retainedContext()
+            wakeupEvent = event_new(
+                base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
+                { _, _, context in BorrowedLoopEvents.wakeupFired(context) }, context)
+            timerEvent = event_new(
+                base, -1, 0, { _, _, context in BorrowedLoopEvents.timerFired(context) }, context)
+        }
         guard let wakeupEvent, timerEvent != nil, event_add(wakeupEvent, nil) == 0 else {
             fatalError("EventLoop: could not register its wake-up event with libevent")
         }

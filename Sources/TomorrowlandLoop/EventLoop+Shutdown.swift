@@ -128,7 +128,11 @@ extension EventLoop {
         }
         timers.removeAll()
         confinedPhase = .closed
-        cancelAllWatchers()
+        // On a borrowed base this may be any thread while the host runs the base: nothing of the
+        // base is touched here, the events go to the host's thread.
+        // LoopInvariants: "Unretained callback arguments" (the borrowed-base exception).
+        let orphanedWatchers = borrowedEvents == nil ? [] : detachAllWatchers()
+        if borrowedEvents == nil { cancelAllWatchers() }
         queued += core.removeAllReady()
         // A stored promise timer keeps its context, so its loop, alive: none can be left here;
         // released as at shutdown all the same.
@@ -136,8 +140,46 @@ extension EventLoop {
         for work in queued {
             if case .promiseJob(let job) = work { job.abandon() }
         }
-        freeLibeventObjects()
+        if let borrowedEvents {
+            handOverLibeventObjects(to: borrowedEvents, watchers: orphanedWatchers)
+        } else {
+            freeLibeventObjects()
+        }
         monitor.close()
+    }
+
+    /// What `deinit` does with the watchers of a loop on a borrowed base: like
+    /// ``cancelAllWatchers()`` (handlers released, promise forms rejected), but their events are
+    /// left on the base. Returns the watchers, whose events still carry them.
+    private func detachAllWatchers() -> [EventLoopWatcher] {
+        let live = Array(watchers.values)
+        watchers.removeAll()
+        for watcher in live {
+            let onShutdown = watcher.onShutdown
+            watcher.markCancelled()
+            watcher.handler = nil
+            watcher.onShutdown = nil
+            onShutdown?()
+        }
+        return live
+    }
+
+    /// Hands the loop's events, its watchers' events and its `eventfd` to the host's thread,
+    /// which frees them (see ``BorrowedLoopEvents``), and gives up signal ownership.
+    private func handOverLibeventObjects(to events: BorrowedLoopEvents, watchers: [EventLoopWatcher]) {
+        var orphaned = watchers.compactMap { watcher -> OpaquePointer? in
+            defer { watcher.event = nil }
+            return watcher.event
+        }
+        for event in [mainQueueEvent, timerEvent, wakeupEvent] {
+            if let event { orphaned.append(event) }
+        }
+        mainQueueEvent = nil
+        timerEvent = nil
+        armedDeadline = nil
+        wakeupEvent = nil
+        SignalOwnership.release(by: self)
+        events.adopt(.init(events: orphaned, watchers: watchers, wakeupDescriptor: wakeupDescriptor))
     }
 
     /// Frees the loop's own events, then the base if the loop owns it, in the order libevent
@@ -151,6 +193,8 @@ extension EventLoop {
         armedDeadline = nil
         if let wakeupEvent { event_free(wakeupEvent) }
         wakeupEvent = nil
+        // The freed events carried the borrowed-base context's retain.
+        borrowedEvents?.releaseContext()
         if ownsBase { event_base_free(base) }
         SignalOwnership.release(by: self)
     }

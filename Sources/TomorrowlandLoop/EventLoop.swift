@@ -112,6 +112,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Whether tick statistics or stall detection is on, as of the current tick (the driver's
     /// copy of ``monitor``'s settings).
     @exclusivity(unchecked) var isMonitoring = false
+    /// The callback context of the wake-up and timer events on a borrowed base, which outlives
+    /// the loop (see ``BorrowedLoopEvents``); nil when the loop owns its base, or has none. Set
+    /// once, in `init`.
+    var borrowedEvents: BorrowedLoopEvents?
 
     /// Shutdown was asked for and happens when the current drive step ends.
     var shutdownRequested: Bool { confinedPhase == .shutdownRequested }
@@ -151,6 +155,13 @@ public final class EventLoop: @unchecked Sendable {
     /// thread (inside the loop's work, or while the host is not running the base), which removes
     /// the loop's events.
     ///
+    /// A loop released without ``shutdown()`` may go on any thread, even while the host runs
+    /// `base`: its work is dropped unrun (as for any loop released so), and it touches nothing of
+    /// `base` on that thread. It hands its events (and its watchers') to the host's thread, and
+    /// they are freed there, in the loop's wake-up callback, the next time the host runs `base`.
+    /// Until then they stay on `base`, so a host that frees `base` without running it again
+    /// leaks them (and one `eventfd`): call ``shutdown()`` first.
+    ///
     /// - Important: Create the loop on the thread that runs `base`, or while nothing runs it:
     ///   libevent objects are not thread-safe without `evthread`, which this library never
     ///   enables.
@@ -187,10 +198,16 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
+        // Under the inbox lock: the last driver (a host's thread, perhaps) gave the loop up under
+        // it, so from here on the loop-confined state is this thread's.
+        // LoopInvariants: "Loop confinement".
+        let wasShutDown = inbox.withLock { $0.lifecycle.phase == .closed }
         // A loop that was never shut down releases what it holds without running anything: its
         // work may refer to the loop, which is already being destroyed.
-        if !isShutDown {
+        if !wasShutDown {
             releaseEverythingWithoutRunning()
+            // On a borrowed base the descriptor went to the host's thread with the events.
+            if borrowedEvents != nil { return }
         }
         if wakeupDescriptor >= 0 { close(wakeupDescriptor) }
     }

@@ -144,4 +144,90 @@ struct EventLoopBorrowedBaseTests {
         close(descriptors[0])
         close(descriptors[1])
     }
+
+    /// How many hosts the release race runs on: each round is one chance for the release to meet
+    /// the host inside its `event_base_loop`.
+    private static let releaseRounds = 20
+
+    @Test func releasingTheLoopWithoutShutdownOnAnotherThreadWhileTheHostRunsItsBaseIsSafe() {
+        for _ in 0..<Self.releaseRounds {
+            let host = HostBase()
+            let stopper = HostStopper(host)
+            var loop: EventLoop? = EventLoop(borrowing: host.base)
+            let reference = WeakReference(loop!)
+            let ranOnHost = Locked(false)
+            let submissions = Locked(0)
+            // Threads of their own, started here: a child task that starts one may wait long for
+            // a cooperative thread when the whole suite runs.
+            let hostStopped = DispatchSemaphore(value: 0)
+            Thread {
+                host.dispatch(seconds: 5)
+                hostStopped.signal()
+            }.start()
+            // Use it: work from this thread runs on the host's.
+            loop!.execute { ranOnHost.value = true }
+            #expect(waitUntil { ranOnHost.value })
+            // Wakes the host again and again, so that it is inside the loop's events when the
+            // last reference goes (often on that thread).
+            let trafficStopped = DispatchSemaphore(value: 0)
+            Thread {
+                while submissions.value < 1_000_000, let loop = reference.object {
+                    loop.execute {}
+                    submissions.withLock { $0 += 1 }
+                }
+                trafficStopped.signal()
+            }.start()
+            #expect(waitUntil { submissions.value > 100 })
+            loop = nil
+            #expect(waitUntil { reference.isReleased })
+            stopper.requestStop()
+            #expect(trafficStopped.wait(timeout: .now() + 20) == .success)
+            #expect(hostStopped.wait(timeout: .now() + 20) == .success)
+            // The host stopped on the request, once the loop's events were gone from its base.
+            #expect(event_base_got_break(host.base) == 1)
+            #expect(event_base_get_num_events(host.base, UInt32(EVENT_BASE_COUNT_ADDED)) == HostStopper.hostEventCount)
+            stopper.free()
+            host.free()
+        }
+    }
+}
+
+/// A host's own event that breaks its loop when asked, from any thread, once the base holds no
+/// other event: an `eventfd` the asking thread writes to, watched on the host's thread.
+private final class HostStopper: @unchecked Sendable {
+    /// The events of the host itself: this one, and the time limit of ``HostBase/dispatch(seconds:)``
+    /// (a timer, which libevent counts as an added event).
+    static let hostEventCount: Int32 = 2
+
+    // `@unchecked Sendable`: `event` is touched on the host's thread (its callback) or while the
+    // host does not run the base; `descriptor` is written from any thread, as `eventfd` allows.
+    let descriptor: Int32
+    private var event: OpaquePointer?
+
+    init(_ host: HostBase) {
+        descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(descriptor >= 0, "eventfd failed")
+        event = event_new(
+            host.base, descriptor, Int16(EV_READ | EV_PERSIST),
+            { _, _, context in
+                let base = OpaquePointer(context!)
+                // Left readable until the base holds the host's events only: the host keeps
+                // calling back.
+                if event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ADDED)) == HostStopper.hostEventCount {
+                    event_base_loopbreak(base)
+                }
+            }, UnsafeMutableRawPointer(host.base))
+        event_add(event, nil)
+    }
+
+    func requestStop() {
+        _ = eventfd_write(descriptor, 1)
+    }
+
+    /// After the host stopped.
+    func free() {
+        if let event { event_free(event) }
+        event = nil
+        close(descriptor)
+    }
 }

@@ -110,11 +110,17 @@ public final class TCPConnection: @unchecked Sendable {
     /// Called on the loop's thread when ``isWritable`` turns true again after it was false, while
     /// the connection is open.
     ///
-    /// It may call any method of the connection (write more, close...). Set it from any thread
-    /// (from another one while the loop runs, the setter waits for the loop). Released when the
-    /// connection closes.
+    /// It may call any method of the connection (write more, close...). Read or set it from any
+    /// thread (from another one while the loop runs, the access waits for the loop). Released
+    /// when the connection closes; once the loop has shut down (which closed the connection) it
+    /// reads nil, and a closure set then is released at once, never called.
     public var onWritable: (() -> Void)? {
-        get { onWritableStorage }
+        // Both accessors go through `withConfinedAccess`: the storage is loop-confined (the close
+        // sets it to nil on the loop's thread), so a read from another thread hops like a write.
+        // LoopInvariants: "Loop confinement".
+        get {
+            loop.withConfinedAccess("TCPConnection.onWritable", ifShutDown: nil) { [self] in onWritableStorage }
+        }
         set {
             loop.withConfinedAccess("TCPConnection.onWritable") { [self] in onWritableStorage = newValue }
         }
@@ -127,10 +133,14 @@ public final class TCPConnection: @unchecked Sendable {
     /// When this is nil at the peer's end of input, a connection in streaming mode
     /// (``startReading(_:)``) closes itself after flushing its output, which is what a server
     /// wants; set it to keep the connection half-open and decide yourself. It may call any method
-    /// of the connection. Set it from any thread (from another one while the loop runs, the setter
-    /// waits for the loop). Released when the connection closes.
+    /// of the connection. Read or set it from any thread (from another one while the loop runs,
+    /// the access waits for the loop). Released when the connection closes; once the loop has
+    /// shut down it reads nil, and a closure set then is released at once, never called.
     public var onInputClosed: (() -> Void)? {
-        get { onInputClosedStorage }
+        // LoopInvariants: "Loop confinement": read where it is written, as for `onWritable`.
+        get {
+            loop.withConfinedAccess("TCPConnection.onInputClosed", ifShutDown: nil) { [self] in onInputClosedStorage }
+        }
         set {
             loop.withConfinedAccess("TCPConnection.onInputClosed") { [self] in onInputClosedStorage = newValue }
         }

@@ -123,7 +123,9 @@ public final class TCPListener: @unchecked Sendable {
         if loop.isSimulated {
             guard let simulation = loop.simulation else { throw .closed }
             // A simulated host binds in the simulation's port table: nothing to resolve, no socket.
-            return try loop.withConfinedAccess("TCPListener.listen(host:port:on:options:onAccept:)") {
+            return try loop.withConfinedAccess(
+                "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
+            ) {
                 simulation.bindListener(host: host, port: port, on: loop, options: options, onAccept: onAccept)
             }.get()
         }
@@ -135,7 +137,9 @@ public final class TCPListener: @unchecked Sendable {
             // A borrowed base may be inside the host's own `event_base_loop` with no driver
             // claimed, so `performOnLoop` never runs anything here at once; claim the loop the
             // way watchers do (the host must not run its base meanwhile, as documented there).
-            return try loop.withConfinedAccess("TCPListener.listen(host:port:on:options:onAccept:)") {
+            return try loop.withConfinedAccess(
+                "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
+            ) {
                 makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept)
             }.get()
         }

@@ -24,9 +24,10 @@ func socketPairConnection(
     on loop: EventLoop, options: TCPConnectionOptions = .init()
 ) -> (connection: TCPConnection, peer: Int32) {
     let (fd, peer) = makeSocketPair()
-    let connection = loop.withConfinedAccess("socketPairConnection") {
+    let connection: TCPConnection? = loop.withConfinedAccess("socketPairConnection", ifShutDown: nil) {
         TCPConnection(fd: fd, loop: loop, options: options, remote: nil)
     }
+    guard let connection else { preconditionFailure("socketPairConnection: the loop is shut down") }
     return (connection, peer)
 }
 
