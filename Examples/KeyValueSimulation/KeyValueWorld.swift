@@ -242,7 +242,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         // "until idle" would not end while it runs).
         network.run(for: .seconds(1))
         network.heal()
-        guard let stopped = server?.stop(), !isRestartingGracefully else {
+        guard !isRestartingGracefully, let stopped = server?.stop() else {
             return outcome(failing: "the server was not running once the faults ended")
         }
         guard network.runUntilIdle(maxEvents: 1_000_000) else {
