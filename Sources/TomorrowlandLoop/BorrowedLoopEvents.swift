@@ -71,11 +71,14 @@ final class BorrowedLoopEvents: @unchecked Sendable {
     /// Hands `orphans` over, from the loop's deinit on any thread, and wakes the host's thread,
     /// which frees them in the wake-up event's callback.
     func adopt(_ orphans: Orphans) {
-        let descriptor = orphans.wakeupDescriptor
-        self.orphans.withLock { $0 = orphans }
-        // Written after the hand-over: a callback that found nothing to free left the counter
-        // unread, so the host calls back again anyway.
-        _ = eventfd_write(descriptor, 1)
+        self.orphans.withLock { handedOver in
+            handedOver = orphans
+            // Written under the lock that `freeOrphans` takes: the host cannot close the
+            // descriptor before this write is done (after it, the number may be another file's).
+            // A callback that found nothing to free left the counter unread, so the host calls
+            // back again anyway.
+            _ = eventfd_write(orphans.wakeupDescriptor, 1)
+        }
     }
 
     /// Frees what the loop left, on the host's thread, inside one of the events' callbacks

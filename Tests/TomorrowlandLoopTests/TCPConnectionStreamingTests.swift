@@ -197,24 +197,44 @@ struct TCPConnectionStreamingTests {
     }
 
     @Test func fiveHundredConcurrentConnectionsAllEcho() throws {
+        // The clients and their server sides are open at once, and tests running in parallel hold
+        // descriptors too: under a soft limit of 1,024 (a common default) some connects failed
+        // with EMFILE. A hard limit too low for 500 (with 512 to spare) makes it fewer.
+        let limit = raiseDescriptorLimit(to: 4096)
+        let count = min(500, (limit - 512) / 2)
+        try #require(count >= 100, "a descriptor limit of \(limit) leaves too few for this test")
         let loop = EventLoop()
         defer { loop.shutdown() }
         let listener = try startEchoServer(on: loop)
-        let count = 500
         let exchanges = (0..<count).map { index -> Promise<Bool, TCPError> in
             let message = Array("client \(index)\n".utf8)
-            return TCPConnection.connect(host: "127.0.0.1", port: listener.localPort, on: loop, timeout: .seconds(20))
-                .flatMap(on: .immediate) { client in
-                    client.write(message).flatMap(on: .immediate) { client.read(upTo: [10], maxBytes: 64) }
-                        .map(on: .immediate) { reply in
-                            client.close()
-                            return reply == message
-                        }
-                }
+            return TCPConnection.connect(
+                host: "127.0.0.1", port: listener.localPort, on: loop, timeout: tcpTestTimeLimit
+            )
+            .flatMap(on: .immediate) { client in
+                client.write(message).flatMap(on: .immediate) { client.read(upTo: [10], maxBytes: 64) }
+                    .map(on: .immediate) { reply in
+                        client.close()
+                        return reply == message
+                    }
+            }
         }
-        let all = drive(loop, until: when(fulfilled: exchanges))
-        #expect(all?.value?.count == count)
-        #expect(all?.value?.allSatisfy { $0 } == true)
+        // Every exchange, to its end (a failed one does not stop the others): what each ended
+        // with, by outcome.
+        #expect(drive(loop) { exchanges.allSatisfy { $0.result != nil } })
+        var outcomes: [String: Int] = [:]
+        for exchange in exchanges {
+            let outcome: String
+            switch exchange.result {
+            case .value(true): outcome = "echoed"
+            case .value(false): outcome = "wrong reply"
+            case .error(let error): outcome = "\(error)"
+            case .cancelled: outcome = "cancelled"
+            case nil: outcome = "pending"
+            }
+            outcomes[outcome, default: 0] += 1
+        }
+        #expect(outcomes == ["echoed": count])
         // Every client closed; the server sides see end of input and close themselves.
         #expect(drive(loop) { loop.resources.count == 1 })
     }

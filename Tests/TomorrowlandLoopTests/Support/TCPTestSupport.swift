@@ -66,6 +66,22 @@ private final class Poller: Sendable {
     func stop() { stopped.store(true, ordering: .relaxed) }
 }
 
+/// Raises this process's soft limit on open descriptors to `wanted`, or to the hard limit if that
+/// is lower (never lowers it); returns the soft limit now in force.
+///
+/// The whole test process shares the limit; raising it only lets other tests open more.
+func raiseDescriptorLimit(to wanted: Int) -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    let target = min(rlim_t(wanted), limit.rlim_max)
+    if limit.rlim_cur < target {
+        limit.rlim_cur = target
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return Int(clamping: limit.rlim_cur)
+}
+
 /// Starts an echo server on 127.0.0.1, port 0: each connection streams its input back.
 func startEchoServer(on loop: EventLoop, options: TCPListenerOptions = .init()) throws(TCPError) -> TCPListener {
     try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop, options: options) { connection in
