@@ -236,7 +236,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",
-            dependencies: ["TomorrowlandTesting", "Tomorrowland", "TomorrowlandTestSupport"]
+            dependencies: ["TomorrowlandTesting", "Tomorrowland", "TomorrowlandTestSupport", "CTomorrowlandSupport"]
         ),
         // A user's file in Swift 6 mode (complete strict concurrency) with the upcoming features
         // on, using the README's API and the async bridges: it must build with zero warnings

@@ -19,11 +19,17 @@ public struct DelayedPromise<Value, Error>: Equatable {
     ///     runs `handler` inside the first ``promise`` access (with
     ///     ``PromiseContext/isExecutingNow`` false), `.nowOr(x)` runs it on `x`, every other
     ///     context runs it asynchronously.
+    ///   - fileID: Where the promise is made, for ``PendingPromiseTracking`` (which lists it once
+    ///     started); leave the default.
+    ///   - line: The line it is made on, as `fileID`.
     ///   - handler: Receives the resolver. It is released after it runs, or when the
     ///     `DelayedPromise` is dropped without ever being accessed.
     @preconcurrency
-    public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
-        storage = DelayedPromiseStorage(context: context, handler: handler)
+    public init(
+        on context: PromiseContext, fileID: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void
+    ) {
+        storage = DelayedPromiseStorage(context: context, fileID: fileID, line: line, handler: handler)
     }
 
     /// The promise, started by the first access (from any thread; exactly one access starts it).
@@ -65,8 +71,11 @@ final class DelayedPromiseStorage<Value, Error>: @unchecked Sendable {
     private let lock = SpinLock()
     private var handler: (@Sendable (Promise<Value, Error>.Resolver) -> Void)?
 
-    init(context: PromiseContext, handler: @escaping @Sendable (Promise<Value, Error>.Resolver) -> Void) {
-        promise = Promise(box: PromiseBox(delayed: ()))
+    init(
+        context: PromiseContext, fileID: StaticString, line: UInt,
+        handler: @escaping @Sendable (Promise<Value, Error>.Resolver) -> Void
+    ) {
+        promise = Promise(box: PromiseBox.makeDelayedRoot(fileID: fileID, line: line, context: context))
         self.context = context
         self.handler = handler
     }

@@ -149,14 +149,16 @@ extension Promise where Value: Sendable, Error: Swift.Error {
     ///
     /// - Parameters:
     ///   - priority: The task's priority.
+    ///   - fileID: Where the promise is made, for ``PendingPromiseTracking``; leave the default.
+    ///   - line: The line it is made on, as `fileID`.
     ///   - operation: The work. Runs where `Task.init` would run it: on the actor it is isolated
     ///     to, otherwise on the global concurrent executor.
     @discardableResult
     public init(
-        priority: TaskPriority? = nil,
+        priority: TaskPriority? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         operation: sending @escaping @isolated(any) () async throws(Error) -> Value
     ) {
-        let (promise, resolver) = Promise.makeWithResolver()
+        let (promise, resolver) = Promise.makeWithResolver(fileID: fileID, line: line)
         let task = Task(priority: priority) {
             await Self.settle(resolver, with: operation)
         }
@@ -170,13 +172,14 @@ extension Promise where Value: Sendable, Error: Swift.Error {
     /// Like `init(priority:operation:)`, but nonisolated parts of the operation run on
     /// `executor` (an `EventLoop` or a `TestLoop`, for example): see
     /// `Task(executorPreference:priority:operation:)`. The task keeps `executor` alive.
+    /// `fileID` and `line` are for ``PendingPromiseTracking``: leave the defaults.
     @discardableResult
     public init(
         executorPreference executor: any TaskExecutor,
-        priority: TaskPriority? = nil,
+        priority: TaskPriority? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         operation: sending @escaping () async throws(Error) -> Value
     ) {
-        let (promise, resolver) = Promise.makeWithResolver()
+        let (promise, resolver) = Promise.makeWithResolver(fileID: fileID, line: line)
         let task = Task(executorPreference: executor, priority: priority) {
             await Self.settle(resolver, with: operation)
         }
@@ -207,14 +210,16 @@ extension Promise where Value: Sendable, Error == NoError {
     ///
     /// - Parameters:
     ///   - priority: The task's priority.
+    ///   - fileID: Where the promise is made, for ``PendingPromiseTracking``; leave the default.
+    ///   - line: The line it is made on, as `fileID`.
     ///   - operation: The work. Runs where `Task.init` would run it: on the actor it is isolated
     ///     to, otherwise on the global concurrent executor.
     @discardableResult
     public init(
-        priority: TaskPriority? = nil,
+        priority: TaskPriority? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         operation: sending @escaping @isolated(any) () async -> Value
     ) {
-        let (promise, resolver) = Promise.makeWithResolver()
+        let (promise, resolver) = Promise.makeWithResolver(fileID: fileID, line: line)
         let task = Task(priority: priority) {
             resolver.fulfill(with: await operation())
         }

@@ -28,9 +28,15 @@ public struct Promise<Value, Error> {
     }
 
     /// Returns a pending promise and the resolver that settles it.
+    ///
+    /// - Parameters:
+    ///   - fileID: Where the promise is made, for ``PendingPromiseTracking``; leave the default.
+    ///   - line: The line it is made on, as `fileID`.
     @inlinable
-    public static func makeWithResolver() -> (Promise<Value, Error>, Promise<Value, Error>.Resolver) {
-        let box = PromiseBox<Value, Error>()
+    public static func makeWithResolver(
+        fileID: StaticString = #fileID, line: UInt = #line
+    ) -> (Promise<Value, Error>, Promise<Value, Error>.Resolver) {
+        let box = PromiseBox<Value, Error>.makeRoot(fileID: fileID, line: line, context: nil)
         return (Promise(box: box), Resolver(box: box))
     }
 
@@ -39,12 +45,17 @@ public struct Promise<Value, Error> {
     /// - Parameters:
     ///   - context: Where `handler` runs. `.immediate` and `.nowOr(_:)` run it before the
     ///     initializer returns; every other context runs it asynchronously, `.main` included.
+    ///   - fileID: Where the promise is made, for ``PendingPromiseTracking``; leave the default.
+    ///   - line: The line it is made on, as `fileID`.
     ///   - handler: Receives the resolver. If the resolver is dropped unresolved, the promise is
     ///     cancelled once nothing else refers to it.
     @inlinable
     @preconcurrency
-    public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
-        let box = PromiseBox<Value, Error>()
+    public init(
+        on context: PromiseContext, fileID: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void
+    ) {
+        let box = PromiseBox<Value, Error>.makeRoot(fileID: fileID, line: line, context: context)
         self.init(box: box)
         context.execute(isSynchronous: true) { handler(Resolver(box: box)) }
     }
@@ -84,9 +95,13 @@ extension Promise where Error == Swift.Error {
     /// Creates a promise and runs a throwing `handler` on `context` to resolve it.
     ///
     /// An error thrown by `handler` rejects the promise, unless it is resolved already.
+    /// `fileID` and `line` are for ``PendingPromiseTracking``: leave the defaults.
     @preconcurrency
-    public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) throws -> Void) {
-        self.init(on: context) { (resolver: Resolver) -> Void in
+    public init(
+        on context: PromiseContext, fileID: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (_ resolver: Resolver) throws -> Void
+    ) {
+        self.init(on: context, fileID: fileID, line: line) { (resolver: Resolver) -> Void in
             do {
                 try handler(resolver)
             } catch {

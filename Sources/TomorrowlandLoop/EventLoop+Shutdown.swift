@@ -112,6 +112,21 @@ extension EventLoop {
 
         freeLibeventObjects()
         monitor.close()
+        reportPendingPromisesAtShutdown()
+    }
+
+    /// With ``Tomorrowland/PendingPromiseTracking`` on: writes to standard error the promises
+    /// made on this loop's thread (inside its work) that are still pending now that it is closed,
+    /// oldest first. Nothing when tracking is off, or when none is pending.
+    private func reportPendingPromisesAtShutdown() {
+        guard PendingPromiseTracking.isOn else { return }
+        let pending = PendingPromiseTracking.pending(madeOn: self)
+        guard !pending.isEmpty else { return }
+        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        let lines = pending.map { "  \($0)" }.joined(separator: "\n")
+        writeLineToStandardError(
+            "EventLoop 0x\(address) shut down with \(pending.count) promise\(pending.count == 1 ? "" : "s") made on it still pending, oldest first:\n\(lines)"
+        )
     }
 
     /// What `deinit` does for a loop that was never shut down: release everything, run nothing.

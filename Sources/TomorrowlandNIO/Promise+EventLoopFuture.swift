@@ -17,9 +17,12 @@
         /// The promise is resolved on the future's loop thread, with no extra hop; its callbacks
         /// run on the contexts they name (`.nio(future.eventLoop)` to stay on the loop).
         ///
-        /// - Parameter future: The future; any loop, any thread.
-        public init(_ future: EventLoopFuture<Value>) {
-            let (promise, resolver) = Promise.makeWithResolver()
+        /// - Parameters:
+        ///   - future: The future; any loop, any thread.
+        ///   - fileID: Where the promise is made, for `PendingPromiseTracking`; leave the default.
+        ///   - line: The line it is made on, as `fileID`.
+        public init(_ future: EventLoopFuture<Value>, fileID: StaticString = #fileID, line: UInt = #line) {
+            let (promise, resolver) = Promise.makeWithResolver(fileID: fileID, line: line)
             resolver.onRequestCancel(on: .immediate) { $0.cancel() }
             future.whenComplete { result in
                 switch result {

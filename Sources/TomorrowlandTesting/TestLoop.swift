@@ -1,3 +1,4 @@
+import Synchronization
 import Tomorrowland
 package import TomorrowlandScheduling
 
@@ -72,6 +73,10 @@ public final class TestLoop: PromiseExecutor {
     let state = LockedValue(State())
     /// What happens to work that reaches the loop after its shutdown (the EventLoop's policy).
     let lateWork = LateWorkRefusal(loopKind: "TestLoop")
+    /// The core's current time, copied after each change (under the lock), for readers that must
+    /// not take the lock: the pending-promise tracking reads it when a promise is made, which may
+    /// be under this very lock.
+    let publishedTime = Atomic<UInt64>(0)
 
     /// Creates a loop whose virtual clock reads `.zero`, with nothing pending.
     public init() {}
@@ -166,6 +171,11 @@ public final class TestLoop: PromiseExecutor {
     /// Call it at the end of a test: work left behind is usually a timer nobody cancelled or a
     /// callback nobody ran, which the test should have seen.
     public func checkNoPendingWork() throws(TestLoopFailure) {
+        try checkNoPendingWork(naming: nil)
+    }
+
+    /// ``checkNoPendingWork()``, whose failure also names the pending promises of `scope`.
+    func checkNoPendingWork(naming scope: PendingPromiseScope?) throws(TestLoopFailure) {
         let (ready, timers, next) = state.withLock { state in
             (state.core.readyCount, state.core.timerCount, state.core.nextTimerDeadline)
         }
@@ -175,6 +185,7 @@ public final class TestLoop: PromiseExecutor {
                 message += ", the earliest due at \(Duration(schedulingNanoseconds: next))"
             }
             message += " (now is \(now)). Run or cancel it before the test ends."
+            if let scope { message += Self.pendingPromisesClause(in: scope) }
             throw TestLoopFailure(message)
         }
     }
@@ -295,10 +306,12 @@ public final class TestLoop: PromiseExecutor {
                     guard let look = core.nextLook(notAfter: limit ?? .max) else {
                         if core.isEmpty { return .end(.idle) }
                         core.advanceIdle(to: limit ?? core.currentTime)
+                        publishedTime.store(core.currentTime, ordering: .relaxed)
                         return .end(.reachedTimeLimit)
                     }
                     if steps == maxSteps { return .end(.reachedStepLimit) }
                     core.beginRound(at: look)
+                    publishedTime.store(core.currentTime, ordering: .relaxed)
                     guard let work = core.nextInRound() else { return .end(.idle) }
                     return .run(work)
                 }
@@ -335,9 +348,11 @@ public final class TestLoop: PromiseExecutor {
                     if core.isInRound, let work = core.nextInRound() { return .run(work) }
                     guard let look = core.nextLook(notAfter: target) else {
                         core.advanceIdle(to: target)
+                        publishedTime.store(core.currentTime, ordering: .relaxed)
                         return .done
                     }
                     core.beginRound(at: look)
+                    publishedTime.store(core.currentTime, ordering: .relaxed)
                     guard let work = core.nextInRound() else { return .done }
                     return .run(work)
                 }

@@ -1,3 +1,5 @@
+import Tomorrowland
+
 /// Runs `body` with a new ``TestLoop`` and fails unless the loop ends with nothing pending.
 ///
 /// The scoped form of ``TestLoop/checkNoPendingWork()``: a test written inside it cannot forget
@@ -35,8 +37,9 @@
 ///   for work left pending (or, after ``TestLoop/expectPendingWorkAtEnd()``, for none left).
 public func withTestLoop<Result>(_ body: (TestLoop) throws -> Result) throws -> Result {
     let loop = TestLoop()
-    let result = try body(loop)
-    try loop.checkEndOfScope()
+    let scope = loop.makePendingPromiseScope()
+    let result = try PendingPromiseScope.$current.withValue(scope) { try body(loop) }
+    try loop.checkEndOfScope(scope)
     return result
 }
 
@@ -56,8 +59,9 @@ public func withTestLoop<Result>(
     _ body: (TestLoop) async throws -> Result
 ) async throws -> Result {
     let loop = TestLoop()
-    let result = try await body(loop)
-    try loop.checkEndOfScope()
+    let scope = loop.makePendingPromiseScope()
+    let result = try await PendingPromiseScope.$current.withValue(scope) { try await body(loop) }
+    try loop.checkEndOfScope(scope)
     return result
 }
 
@@ -72,16 +76,42 @@ extension TestLoop {
         state.withLock { $0.expectsPendingWorkAtEnd = true }
     }
 
-    /// The check at the end of ``withTestLoop(_:)``.
-    func checkEndOfScope() throws(TestLoopFailure) {
+    /// The check at the end of ``withTestLoop(_:)``, whose promises were made in `scope`.
+    func checkEndOfScope(_ scope: PendingPromiseScope) throws(TestLoopFailure) {
         let (expectsPendingWork, pending) = state.withLock { state in
             (state.expectsPendingWorkAtEnd, state.core.pendingCount)
         }
-        guard expectsPendingWork else { return try checkNoPendingWork() }
+        guard expectsPendingWork else { return try checkNoPendingWork(naming: scope) }
         guard pending > 0 else {
             throw TestLoopFailure(
                 "TestLoop was expected to end with pending work (expectPendingWorkAtEnd()), but nothing is pending (now is \(now)): remove the expectation, or check what ran"
             )
         }
+    }
+}
+
+extension TestLoop {
+    /// The scope ``withTestLoop(_:)`` binds while its body runs: the promises made in it are aged
+    /// by this loop's virtual clock, read without the loop's lock (a promise may be made under it).
+    func makePendingPromiseScope() -> PendingPromiseScope {
+        PendingPromiseScope { [weak self] in
+            Duration(schedulingNanoseconds: self?.publishedTime.load(ordering: .relaxed) ?? 0)
+        }
+    }
+
+    /// What the failure for pending work adds about the promises of `scope`: those still pending
+    /// with their sites and virtual ages, or how to get them named.
+    static func pendingPromisesClause(in scope: PendingPromiseScope) -> String {
+        guard PendingPromiseTracking.isOn else {
+            return
+                " To name the promises still pending and where they were made, set \(PendingPromiseTracking.environmentVariable)=1 or call PendingPromiseTracking.start()."
+        }
+        let pending = PendingPromiseTracking.pending(in: scope)
+        guard !pending.isEmpty else { return " No promise recorded in this scope is pending." }
+        let sampled =
+            PendingPromiseTracking.samplingInterval > 1
+            ? " (one in \(PendingPromiseTracking.samplingInterval) recorded)" : ""
+        return "\nPromises made in this scope and still pending\(sampled), oldest first:\n"
+            + pending.map { "  \($0)" }.joined(separator: "\n")
     }
 }

@@ -34,13 +34,20 @@ struct EventLoopStallDetectionTests {
         let stalls = Recorder<EventLoopStall>()
         let callbackReturned = Atomic<Bool>(false)
         let reportedBeforeReturn = Recorder<Bool>()
+        let reported = DispatchSemaphore(value: 0)
         running.loop.enableStallDetection(threshold: .milliseconds(50)) { stall in
             reportedBeforeReturn.record(!callbackReturned.load(ordering: .acquiring))
             stalls.record(stall)
+            reported.signal()
         }
         let done = DispatchSemaphore(value: 0)
         running.loop.execute {
             usleep(200_000)
+            // And on until the watchdog reported, within a generous bound: on a loaded machine
+            // (CI under ThreadSanitizer) its thread may not get a core within 200 ms, which says
+            // nothing about the detection. Past the bound, the loop's own report after the
+            // callback fails the check below.
+            _ = reported.wait(timeout: .now() + .seconds(Int(generousTimeout.components.seconds)))
             callbackReturned.store(true, ordering: .releasing)
             done.signal()
         }

@@ -46,4 +46,41 @@ static inline void twl_unowned_retain(void *_Nonnull object) { (void)swift_unown
 static inline void twl_unowned_release(void *_Nonnull object) { swift_unownedRelease(object); }
 static inline bool twl_try_retain(void *_Nonnull object) { return swift_tryRetain(object) != 0; }
 
+/// The pending-promise report's switch (PendingPromiseTracking.swift): 0 when off, otherwise the
+/// sampling interval N (one root promise in N is recorded). Process-wide, read on every root
+/// promise's creation, so a plain global read with one relaxed atomic load: no lazy initialisation
+/// to check. Set at start-up from the environment (PromiseTracking.c), then by the Swift API.
+extern uint32_t twl_promise_tracking_interval;
+
+static inline uint32_t twl_get_promise_tracking_interval(void) {
+    return __atomic_load_n(&twl_promise_tracking_interval, __ATOMIC_RELAXED);
+}
+static inline void twl_set_promise_tracking_interval(uint32_t interval) {
+    __atomic_store_n(&twl_promise_tracking_interval, interval, __ATOMIC_RELAXED);
+}
+
+/// The interval the environment variable asked for at start-up (0: unset, or not a number).
+extern uint32_t twl_promise_tracking_environment_interval;
+
+/// Reads ``twl_promise_tracking_environment_interval`` (written once, before main).
+static inline uint32_t twl_get_promise_tracking_environment_interval(void) {
+    return __atomic_load_n(&twl_promise_tracking_environment_interval, __ATOMIC_RELAXED);
+}
+
+/// Parses a value of the TOMORROWLAND_PENDING_PROMISES environment variable: a positive decimal
+/// number N is "one root promise in N" ("1": every one); anything else (unset, empty, "0", "off",
+/// a sign, trailing characters, more than 1,000,000,000) is 0, off.
+uint32_t twl_parse_promise_tracking_interval(const char *_Nullable value);
+
+/// Per-thread count of root promises made while tracking is on, for sampling.
+extern _Thread_local uint32_t twl_promise_tracking_counter;
+
+/// Counts one root promise on this thread; returns whether it is the one in `interval` to record.
+static inline bool twl_promise_tracking_take_sample(uint32_t interval) {
+    uint32_t count = ++twl_promise_tracking_counter;
+    if (count < interval) return false;
+    twl_promise_tracking_counter = 0;
+    return true;
+}
+
 #endif
