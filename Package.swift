@@ -160,6 +160,13 @@ let package = Package(
             dependencies: ["TomorrowlandLoop", "Tomorrowland"],
             path: "Tests/TerminationSignalsProbe"
         ),
+        // A process started with TOMORROWLAND_PENDING_PROMISES (read once, before main):
+        // TomorrowlandTestingTests launches it with several values of the variable.
+        .executableTarget(
+            name: "PendingPromiseProbe",
+            dependencies: ["Tomorrowland"],
+            path: "Tests/PendingPromiseProbe"
+        ),
         // The program `make leaks` runs under valgrind: loop, promises, timers, watchers, a group
         // and shutdown, everything released before exit.
         .executableTarget(
@@ -236,7 +243,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandTestingTests",
-            dependencies: ["TomorrowlandTesting", "Tomorrowland", "TomorrowlandTestSupport", "CTomorrowlandSupport"]
+            dependencies: [
+                "TomorrowlandTesting", "Tomorrowland", "TomorrowlandTestSupport", "CTomorrowlandSupport",
+                "PendingPromiseProbe",
+            ]
         ),
         // A user's file in Swift 6 mode (complete strict concurrency) with the upcoming features
         // on, using the README's API and the async bridges: it must build with zero warnings

@@ -130,5 +130,5 @@ extension Optional where Wrapped == PromiseInvalidationToken {
 }
 
 func address(of object: AnyObject) -> String {
-    "0x" + String(UInt(bitPattern: ObjectIdentifier(object).hashValue), radix: 16)
+    "0x" + String(UInt(bitPattern: ObjectIdentifier(object)), radix: 16)
 }

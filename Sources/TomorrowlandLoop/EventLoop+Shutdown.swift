@@ -122,7 +122,7 @@ extension EventLoop {
         guard PendingPromiseTracking.isOn else { return }
         let pending = PendingPromiseTracking.pending(madeOn: self)
         guard !pending.isEmpty else { return }
-        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        let address = String(UInt(bitPattern: ObjectIdentifier(self)), radix: 16)
         let lines = pending.map { "  \($0)" }.joined(separator: "\n")
         writeLineToStandardError(
             "EventLoop 0x\(address) shut down with \(pending.count) promise\(pending.count == 1 ? "" : "s") made on it still pending, oldest first:\n\(lines)"

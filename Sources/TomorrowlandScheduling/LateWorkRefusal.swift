@@ -85,7 +85,7 @@ package final class LateWorkRefusal: Sendable {
             return !state.hasReported
         }
         guard isFirst else { return }
-        let address = UInt(bitPattern: ObjectIdentifier(loop).hashValue)
+        let address = UInt(bitPattern: ObjectIdentifier(loop))
         let line =
             "Tomorrowland: work submitted to \(loopKind) 0x\(String(address, radix: 16)) after its shutdown: \(what). Reported once per loop.\n"
         // One write(2) to descriptor 2: no stdio buffer, no shared `FILE *` (unsafe in Swift 6).

@@ -25,6 +25,10 @@ struct EventLoopPendingPromiseReportTests {
             let (_, elsewhere) = Promise<Double, NoError>.makeWithResolver()
             loop.runUntilIdle()
             loop.shutdown()
+            // Work after the shutdown: its diagnostic names the loop by the same address.
+            _ = loop.execute {}
+            let address = String(UInt(bitPattern: ObjectIdentifier(loop)), radix: 16)
+            FileHandle.standardError.write(Data("the loop's address: 0x\(address)\n".utf8))
             withExtendedLifetime((kept, elsewhere)) {}
         }
         let standardError = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
@@ -36,5 +40,10 @@ struct EventLoopPendingPromiseReportTests {
         let listed = lines[(header + 1)...].prefix { $0.hasPrefix("  ") }
         #expect(listed.count == 1)
         #expect(listed.first?.contains("Promise<Int, NoError> made at \(#fileID):") == true)
+        // Both diagnostics name the loop by its address (they printed a seeded hash of it before).
+        let address = try #require(lines.first { $0.hasPrefix("the loop's address: ") }?.split(separator: " ").last)
+        #expect(lines[header].hasPrefix("EventLoop \(address) shut down"))
+        #expect(
+            lines.contains { $0.hasPrefix("Tomorrowland: work submitted to EventLoop \(address) after its shutdown") })
     }
 }
