@@ -22,7 +22,7 @@ final class PendingPromiseRegistry: Sendable {
 
     private let state = LockedValue(State())
 
-    /// Records `box`, made just now; returns the sequence number to put in its record.
+    /// Records `box`, made just now, with the record `makeRecord` builds from the next sequence number.
     func add(_ box: PromiseCore, record makeRecord: (UInt64) -> PromiseCreationRecord) {
         state.withLock { state in
             let record = makeRecord(state.nextSequence)
