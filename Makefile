@@ -43,7 +43,7 @@ test: deps
 
 # What a package that depends on this one resolves: nothing else without traits, swift-nio's
 # graph with the NIO trait, swift-service-lifecycle's with ServiceLifecycle, swift-metrics with
-# Metrics (a few seconds).
+# Metrics, swift-distributed-tracing with Tracing (a few seconds).
 check-dependency-graph:
 	SWIFT="$(SWIFT)" scripts/check-dependency-graph.sh
 

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "TomorrowlandNIO", targets: ["TomorrowlandNIO"]),
         .library(name: "TomorrowlandServiceLifecycle", targets: ["TomorrowlandServiceLifecycle"]),
         .library(name: "TomorrowlandMetrics", targets: ["TomorrowlandMetrics"]),
+        .library(name: "TomorrowlandTracing", targets: ["TomorrowlandTracing"]),
     ],
     // The integrations are opt-in traits, off by default: a package that depends on this one
     // without naming them resolves no SwiftNIO, no swift-service-lifecycle and no swift-metrics (SwiftPM leaves a
@@ -33,13 +34,20 @@ let package = Package(
             name: "Metrics",
             description: "TomorrowlandMetrics: per-loop tick, queue, timer and stall figures through swift-metrics."
         ),
+        .trait(
+            name: "Tracing",
+            description:
+                "TomorrowlandTracing: the request's ServiceContext (swift-distributed-tracing) carried through promise callbacks."
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
-        // Only for the `NIO`, `ServiceLifecycle` and `Metrics` traits (the conditions below).
+        // Only for the `NIO`, `ServiceLifecycle`, `Metrics` and `Tracing` traits (the conditions below).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Its `Instrumentation` product holds `ServiceContextModule`.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // `make docs`: the `generate-documentation` command. A command plugin only: no target
         // depends on it, so nothing of it is built into or linked with the library, and packages
         // that depend on this one do not even fetch it (SwiftPM skips what no product uses).
@@ -118,6 +126,16 @@ let package = Package(
             dependencies: [
                 "Tomorrowland", "TomorrowlandLoop",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ]
+        ),
+        // The request's ServiceContext through promise callbacks (trait `Tracing`).
+        .target(
+            name: "TomorrowlandTracing",
+            dependencies: [
+                "Tomorrowland",
+                .product(
+                    name: "Instrumentation", package: "swift-distributed-tracing",
+                    condition: .when(traits: ["Tracing"])),
             ]
         ),
         // The executor contract (issue 18): one suite, every executor. A regular target that
@@ -225,6 +243,18 @@ let package = Package(
                 "TomorrowlandMetrics", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ]
+        ),
+        .testTarget(
+            name: "TomorrowlandTracingTests",
+            dependencies: [
+                "TomorrowlandTracing", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting", "TomorrowlandNIO",
+                "TomorrowlandTestSupport",
+                .product(
+                    name: "Instrumentation", package: "swift-distributed-tracing",
+                    condition: .when(traits: ["Tracing"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
             ]
         ),
         // Runs one seeded simulation and prints its digest: TomorrowlandSimulationTests launches

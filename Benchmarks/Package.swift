@@ -8,8 +8,11 @@ import PackageDescription
 let package = Package(
     name: "TomorrowlandBenchmarks",
     dependencies: [
-        .package(name: "Tomorrowland", path: "../", traits: ["NIO"]),
+        // `Tracing` only so that TOMORROWLAND_BENCH_SERVICE_CONTEXT can measure propagation; off
+        // (the variable unset) in every gated figure.
+        .package(name: "Tomorrowland", path: "../", traits: ["NIO", "Tracing"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // Counting malloc interposer, thread CPU clocks, RSS and mallinfo2, in C.
@@ -21,8 +24,10 @@ let package = Package(
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
                 .product(name: "TomorrowlandNIO", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTracing", package: "Tomorrowland"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
         // Swift Concurrency on the loop: ns and instructions per await for tasks and actors

@@ -7,6 +7,8 @@
 #   traits: NIO        -> swift-nio's graph, no swift-service-lifecycle, no swift-metrics
 #   traits: ServiceLifecycle -> swift-service-lifecycle's graph, no swift-nio
 #   traits: Metrics    -> swift-metrics, no swift-nio, no swift-service-lifecycle
+#   traits: Tracing    -> swift-distributed-tracing, no swift-nio, no swift-service-lifecycle,
+#                         no swift-metrics
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SWIFT="${SWIFT:-swift}"
@@ -36,12 +38,14 @@ expect() { # $1: label, $2: the graph, $3: regex that must match ("" for none), 
 }
 
 none="$(graph "")"
-expect "no traits" "$none" "" "swift-nio|swift-service-lifecycle|swift-metrics|swift-log|swift-argument-parser|hummingbird|swift-docc-plugin"
+expect "no traits" "$none" "" "swift-nio|swift-service-lifecycle|swift-metrics|swift-distributed-tracing|swift-log|swift-argument-parser|hummingbird|swift-docc-plugin"
 nio="$(graph ", traits: [\"NIO\"]")"
-expect "traits NIO" "$nio" "swift-nio" "swift-service-lifecycle|swift-metrics|swift-argument-parser|hummingbird"
+expect "traits NIO" "$nio" "swift-nio" "swift-service-lifecycle|swift-metrics|swift-distributed-tracing|swift-argument-parser|hummingbird"
 lifecycle="$(graph ", traits: [\"ServiceLifecycle\"]")"
 expect "traits ServiceLifecycle" "$lifecycle" "swift-service-lifecycle" "swift-nio|swift-argument-parser|hummingbird"
 metrics="$(graph ", traits: [\"Metrics\"]")"
-expect "traits Metrics" "$metrics" "swift-metrics" "swift-nio|swift-service-lifecycle|swift-argument-parser|hummingbird"
+expect "traits Metrics" "$metrics" "swift-metrics" "swift-nio|swift-service-lifecycle|swift-distributed-tracing|swift-argument-parser|hummingbird"
+tracing="$(graph ", traits: [\"Tracing\"]")"
+expect "traits Tracing" "$tracing" "swift-distributed-tracing" "swift-nio|swift-service-lifecycle|swift-metrics|swift-argument-parser|hummingbird"
 [ "$fail" = 0 ] || exit 1
-echo "check-dependency-graph: no traits -> [$(echo $none)]; NIO -> [$(echo $nio)]; ServiceLifecycle -> [$(echo $lifecycle)]; Metrics -> [$(echo $metrics)]"
+echo "check-dependency-graph: no traits -> [$(echo $none)]; NIO -> [$(echo $nio)]; ServiceLifecycle -> [$(echo $lifecycle)]; Metrics -> [$(echo $metrics)]; Tracing -> [$(echo $tracing)]"

@@ -11,13 +11,15 @@ let package = Package(
         .executable(name: "hummingbird-fanout", targets: ["HummingbirdFanOut"])
     ],
     dependencies: [
-        // The library with its NIO integration (the `NIO` trait, off by default for dependents).
-        .package(name: "Tomorrowland", path: "../..", traits: ["NIO"]),
+        // The library with its NIO integration and the request's ServiceContext carried through
+        // promise callbacks (the `NIO` and `Tracing` traits, off by default for dependents).
+        .package(name: "Tomorrowland", path: "../..", traits: ["NIO", "Tracing"]),
         // Without its default traits: no swift-configuration support to build, no full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // The service: two simulated slow backends on the request's loop, the fan-out that
@@ -27,9 +29,11 @@ let package = Package(
             dependencies: [
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandNIO", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTracing", package: "Tomorrowland"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // `hummingbird-fanout [--host H] [--port P]`: serves until SIGINT or SIGTERM.
@@ -39,6 +43,7 @@ let package = Package(
                 "FanOutService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TomorrowlandTracing", package: "Tomorrowland"),
             ]
         ),
         // Runs the service on a loopback port in-process and drives it with curl.
@@ -50,6 +55,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
     ],

@@ -77,7 +77,12 @@ final class DelayedPromiseStorage<Value, Error>: @unchecked Sendable {
     ) {
         promise = Promise(box: PromiseBox.makeDelayedRoot(fileID: fileID, line: line, context: context))
         self.context = context
-        self.handler = handler
+        // B10: the handler runs with the context current where the delayed promise was made.
+        if CallbackContextPropagation.isOn {
+            self.handler = CallbackContextPropagation.captureCurrent().wrapping(handler)
+        } else {
+            self.handler = handler
+        }
     }
 
     /// Leaves the delayed state and starts the handler, the first time only.

@@ -123,7 +123,12 @@ extension Promise {
         _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
         // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
-        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
+        let node = TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete)
+        // B10: while propagation is on, the closure runs with the context current here. Off, this
+        // is one load and a predictable branch, after the node is made as it always was (a check
+        // before it cost the common path a retain, measured); the wrapping is out of line.
+        if _slowPath(CallbackContextPropagation.isOn) { node.carryCurrentContext() }
+        box.register(node)
         return self
     }
 

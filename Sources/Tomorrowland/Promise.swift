@@ -57,6 +57,12 @@ public struct Promise<Value, Error> {
     ) {
         let box = PromiseBox<Value, Error>.makeRoot(fileID: fileID, line: line, context: context)
         self.init(box: box)
+        // B10: while propagation is on, the handler runs with the context current here.
+        if _slowPath(CallbackContextPropagation.isOn) {
+            let captured = CallbackContextPropagation.captureCurrent()
+            context.execute(isSynchronous: true) { captured.withRestored { handler(Resolver(box: box)) } }
+            return
+        }
         context.execute(isSynchronous: true) { handler(Resolver(box: box)) }
     }
 

@@ -44,7 +44,12 @@ public final class PromiseOperation<Value, Error>: Operation, @unchecked Sendabl
     @preconcurrency
     public init(on context: PromiseContext, _ handler: @escaping @Sendable (_ resolver: Resolver) -> Void) {
         self.context = context
-        self.handler = handler
+        // B10: the handler runs with the context current where the operation was made.
+        if CallbackContextPropagation.isOn {
+            self.handler = CallbackContextPropagation.captureCurrent().wrapping(handler)
+        } else {
+            self.handler = handler
+        }
         let child = PromiseBox<Value, Error>()
         publicPromise = Promise(box: child)
         super.init()

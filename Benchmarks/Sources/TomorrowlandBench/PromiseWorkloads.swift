@@ -13,7 +13,8 @@ extension WorkloadLoop {
     /// Runs `body` on the loop and blocks the bench thread until it calls its argument.
     func runAndWait(_ body: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void) {
         let gate = Gate()
-        enqueueTask { body { gate.open() } }
+        // Inside a request's ServiceContext when TOMORROWLAND_BENCH_SERVICE_CONTEXT=request.
+        enqueueTask { BenchServiceContext.run { body { gate.open() } } }
         gate.wait()
     }
 }

@@ -141,6 +141,7 @@ final class Subjects {
     }
 }
 
+BenchServiceContext.startIfAsked()
 let subjects = Subjects()
 
 if let name = options.m1Library {

@@ -83,4 +83,17 @@ static inline bool twl_promise_tracking_take_sample(uint32_t interval) {
     return true;
 }
 
+/// The context-propagation switch (CallbackContextPropagation.swift): nonzero while promise
+/// callbacks carry the task-local context current where they were registered. Read on every
+/// callback registration, so a plain global with one atomic load, like the tracking switch. The
+/// load acquires: the capture function is published before the switch is first turned on.
+extern uint32_t twl_context_propagation;
+
+static inline uint32_t twl_get_context_propagation(void) {
+    return __atomic_load_n(&twl_context_propagation, __ATOMIC_ACQUIRE);
+}
+static inline void twl_set_context_propagation(uint32_t value) {
+    __atomic_store_n(&twl_context_propagation, value, __ATOMIC_RELEASE);
+}
+
 #endif

@@ -134,7 +134,18 @@ struct FourCallbackWords: CallbackWords {
     init() {}
 }
 
-/// A callback as a ``CallbackBox`` stores it: with or without a token guard.
+/// Six words: a closure, an optional ``TokenGuard`` and a ``CapturedCallbackContext``.
+@usableFromInline
+struct SixCallbackWords: CallbackWords {
+    @usableFromInline
+    var words: (UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0)
+
+    @inlinable
+    init() {}
+}
+
+/// A callback as a ``CallbackBox`` stores it: with or without a token guard, with or without
+/// the context captured at its registration.
 @usableFromInline
 protocol CallbackStorage {
     associatedtype Callback
@@ -144,6 +155,11 @@ protocol CallbackStorage {
     var callback: Callback { get }
     /// Suppresses the callback when its token was invalidated since registration.
     var tokenGuard: TokenGuard? { get }
+    /// Whether this storage kind carries a captured context (a constant in specialised code).
+    static var carriesContext: Bool { get }
+    /// Runs `body` (the callback's run) with the context captured at registration restored, if
+    /// one was (B10); otherwise just runs it.
+    func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R
 }
 
 /// A callback registered without a token.
@@ -162,6 +178,13 @@ struct PlainCallback<Callback>: CallbackStorage {
 
     @inlinable
     var tokenGuard: TokenGuard? { nil }
+
+    @inlinable
+    static var carriesContext: Bool { false }
+
+    @inlinable
+    @inline(__always)
+    func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R { try body() }
 }
 
 /// A callback registered with a token.
@@ -183,4 +206,41 @@ struct GuardedCallback<Callback>: CallbackStorage {
 
     @inlinable
     var tokenGuard: TokenGuard? { guardNow }
+
+    @inlinable
+    static var carriesContext: Bool { false }
+
+    @inlinable
+    @inline(__always)
+    func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R { try body() }
+}
+
+/// A callback registered while context propagation was on (B10): with its token guard, if any,
+/// and the context current at registration, which its run restores.
+@usableFromInline
+struct ContextCarryingCallback<Callback>: CallbackStorage {
+    @usableFromInline
+    typealias Raw = SixCallbackWords
+
+    @usableFromInline
+    let callback: Callback
+    @usableFromInline
+    let tokenGuard: TokenGuard?
+    @usableFromInline
+    let capturedContext: any CapturedCallbackContext
+
+    @inlinable
+    init(callback: Callback, tokenGuard: TokenGuard?, capturedContext: any CapturedCallbackContext) {
+        self.callback = callback
+        self.tokenGuard = tokenGuard
+        self.capturedContext = capturedContext
+    }
+
+    @inlinable
+    static var carriesContext: Bool { true }
+
+    @inlinable
+    func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R {
+        try capturedContext.withRestored(body)
+    }
 }

@@ -382,7 +382,12 @@ final class UserCancelHandler: @unchecked Sendable {
 
     @usableFromInline
     init(_ body: @escaping @Sendable (PromiseCore) -> Void) {
-        self.body = body
+        // B10: a cancel handler runs with the context current where it was registered.
+        if _slowPath(CallbackContextPropagation.isOn) {
+            self.body = CallbackContextPropagation.captureCurrent().wrapping(body)
+        } else {
+            self.body = body
+        }
     }
 
     func take() -> (@Sendable (PromiseCore) -> Void)? {

@@ -40,8 +40,16 @@ final class RetryDriver<Value, Error>: @unchecked Sendable {
         self.context = context
         self.attempts = attempts
         self.backoff = backoff
-        self.shouldRetry = shouldRetry
-        self.operation = operation
+        // B10: every attempt, and every retry decision, runs with the context current where the
+        // retry was asked for.
+        if CallbackContextPropagation.isOn {
+            let captured = CallbackContextPropagation.captureCurrent()
+            self.shouldRetry = { error in captured.withRestored { shouldRetry(error) } }
+            self.operation = { attempt in captured.withRestored { operation(attempt) } }
+        } else {
+            self.shouldRetry = shouldRetry
+            self.operation = operation
+        }
     }
 
     /// Runs `body` on the state under the lock: the core's ``SpinLock``, whose atomics

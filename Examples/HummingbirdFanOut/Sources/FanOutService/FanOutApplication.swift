@@ -28,8 +28,16 @@ public struct FanOutApplication: Sendable {
 
     /// The router with the service's routes. Handlers run in Hummingbird's handler tasks; the
     /// promises they start run on the request's NIO event loop.
+    ///
+    /// Every request runs in a span of its own (Hummingbird's `TracingMiddleware`, through the
+    /// tracer the process bootstrapped; none by default), which makes the span's context
+    /// `ServiceContext.current` in the handler. With `ServiceContextPropagation` on (the
+    /// executable turns it on), the promise callbacks the handler registers run on the loop with
+    /// that context too: a logger whose metadata provider reads it tags their lines with the
+    /// request's trace.
     public func makeRouter() -> Router<FanOutRequestContext> {
         let router = Router(context: FanOutRequestContext.self)
+        router.add(middleware: TracingMiddleware())
         let service = self.service
         let log = self.log
         router.get("quote") { request, context -> Quote in

@@ -2,6 +2,7 @@ import FanOutService
 import Foundation
 import Hummingbird
 import Logging
+import TomorrowlandTracing
 
 /// `hummingbird-fanout [--host HOST] [--port PORT]`: serves the fan-out example until SIGINT or
 /// SIGTERM (Hummingbird's `runService` shuts down gracefully on both).
@@ -28,6 +29,10 @@ struct HummingbirdFanOutCommand {
                 failUsage("unknown argument \(argument)")
             }
         }
+        // Promise callbacks run with the ServiceContext of the request that registered them (the
+        // span TracingMiddleware opens), so that a tracer's spans and log metadata follow the
+        // request onto the loop.
+        ServiceContextPropagation.start()
         var logger = Logger(label: "hummingbird-fanout")
         logger.logLevel = .info
         let application = FanOutApplication(logger: logger).makeApplication(

@@ -31,10 +31,12 @@ struct Curl: Sendable {
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    /// GETs `url` and returns the status and body.
-    static func get(_ url: String) async throws -> Response {
+    /// GETs `url`, with `headers` (`"Name: value"`), and returns the status and body.
+    static func get(_ url: String, headers: [String] = []) async throws -> Response {
         let output = Pipe()
-        let (process, finished) = try start(["--silent", "--show-error", "--write-out", "\n%{http_code}", url], output)
+        let headerArguments = headers.flatMap { ["--header", $0] }
+        let (process, finished) = try start(
+            ["--silent", "--show-error", "--write-out", "\n%{http_code}"] + headerArguments + [url], output)
         for await _ in finished {}
         let data = output.fileHandleForReading.readDataToEndOfFile()
         let text = String(decoding: data, as: UTF8.self)

@@ -16,12 +16,16 @@ struct RunningFanOutServer {
 
     /// Starts the service, runs `body` with it, then shuts it down gracefully (also when `body`
     /// throws).
+    ///
+    /// - Parameter serviceLogger: The logger the service logs its backend calls to; warnings only
+    ///   by default.
     static func with<Result: Sendable>(
+        serviceLogger: Logger? = nil,
         _ body: @Sendable (RunningFanOutServer) async throws -> Result
     ) async throws -> Result {
         var logger = Logger(label: "FanOutServiceTests")
         logger.logLevel = .warning
-        let fanOut = FanOutApplication(logger: logger)
+        let fanOut = FanOutApplication(logger: serviceLogger ?? logger)
         let (ports, portContinuation) = AsyncStream<Int?>.makeStream()
         let application = fanOut.makeApplication(
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0))
