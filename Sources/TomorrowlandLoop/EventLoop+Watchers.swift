@@ -1,6 +1,7 @@
 import CLibevent
 import Dispatch
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 #if canImport(Glibc)
     import Glibc

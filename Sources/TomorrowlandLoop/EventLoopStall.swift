@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+internal import TomorrowlandScheduling
 
 /// A piece of loop work that held an ``EventLoop`` longer than its stall threshold, as stall
 /// detection reports it (``EventLoop/enableStallDetection(threshold:report:)``).
@@ -48,14 +46,5 @@ public struct EventLoopStall: Sendable, Hashable, CustomStringConvertible {
         let (seconds, attoseconds) = duration.components
         let tenths = seconds * 10_000 + attoseconds / 100_000_000_000_000
         return "\(tenths / 10).\(tenths % 10) ms"
-    }
-}
-
-/// Writes `line` and a newline to standard error in one `write(2)`: no stdio buffer, no shared
-/// `FILE *` (which Swift 6 does not let a `Sendable` closure touch).
-func writeLineToStandardError(_ line: String) {
-    var bytes = Array((line + "\n").utf8)
-    bytes.withUnsafeMutableBytes { buffer in
-        _ = write(2, buffer.baseAddress, buffer.count)
     }
 }

@@ -1,6 +1,7 @@
 import CLibevent
 import Synchronization
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 /// Readiness a descriptor watcher waits for or reports.
 public struct IOEvents: OptionSet, Sendable, Hashable {

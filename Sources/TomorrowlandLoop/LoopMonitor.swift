@@ -1,14 +1,22 @@
+import CTomorrowlandLoopSupport
 import Synchronization
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 /// An ``EventLoop``'s tick statistics and stall detection: what the user turned on, the totals,
 /// the running work the loop publishes for its watchdog, and the watchdog.
+///
+/// The publication of the running work and the watchdog are the scheduling engine's
+/// (``StallPublication``, ``StallWatchdog``), shared with the NIO executor.
 ///
 /// - Important: `@unchecked Sendable`, the state split three ways. `settings` is behind its lock;
 ///   the totals, the published work and `settingsChanged` are atomics; the fields marked
 ///   loop-confined are touched only by the thread that drives the loop (like the loop's own
 ///   confined state, handed from one driver to the next by the loop's inbox lock).
-final class LoopMonitor: @unchecked Sendable {
+final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
+    /// The watchdog thread's name, as `/proc/self/task/*/comm` shows it (at most 15 characters).
+    static let watchdogThreadName = "twl-stall-watch"
+
     /// What the user turned on.
     struct Settings {
         /// Whether tick statistics are on (totals, and the observer if any).
@@ -42,18 +50,10 @@ final class LoopMonitor: @unchecked Sendable {
     let itemCount = Atomic<UInt64>(0)
     let busyNanoseconds = Atomic<UInt64>(0)
     let waitingNanoseconds = Atomic<UInt64>(0)
-    let stallCount = Atomic<UInt64>(0)
 
-    // MARK: The running work (a sequence lock: one writer, the loop; one reader, the watchdog)
-
-    /// Odd while the loop rewrites the fields below; each publication adds 2, so the even value
-    /// after it numbers the piece of work (once-per-item reporting keys on it).
-    let sequence = Atomic<UInt64>(0)
-    let workStart = Atomic<UInt64>(0)
-    let workKind = Atomic<UInt>(0)
-    let workAddress = Atomic<UInt>(0)
-    /// The number of the last piece of work reported, by the watchdog or the loop.
-    let lastReported = Atomic<UInt64>(0)
+    /// The running work (a sequence lock: one writer, the loop; one reader, the watchdog), and
+    /// the stalls reported.
+    let publication = StallPublication()
 
     // MARK: Loop-confined
 
@@ -86,29 +86,7 @@ final class LoopMonitor: @unchecked Sendable {
     /// Publishes `identity` as the work running since `start`; returns its number.
     @discardableResult
     func publish(_ identity: LoopWorkIdentity, since start: UInt64) -> UInt64 {
-        // A sequence lock's writer: odd, then (after a release fence, so that no field store is
-        // seen before it) the fields, then even with release.
-        let next = sequence.load(ordering: .relaxed) &+ 1
-        sequence.store(next, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        workStart.store(start, ordering: .relaxed)
-        workKind.store(identity.kind.rawValue, ordering: .relaxed)
-        workAddress.store(identity.address, ordering: .relaxed)
-        sequence.store(next &+ 1, ordering: .releasing)
-        return next &+ 1
-    }
-
-    /// The work published last, with its number and start, as the watchdog reads it; nil while
-    /// the loop rewrites it (read again later).
-    func readPublished() -> (number: UInt64, start: UInt64, identity: LoopWorkIdentity)? {
-        let before = sequence.load(ordering: .acquiring)
-        guard before & 1 == 0 else { return nil }
-        let start = workStart.load(ordering: .relaxed)
-        let kind = workKind.load(ordering: .relaxed)
-        let address = workAddress.load(ordering: .relaxed)
-        atomicMemoryFence(ordering: .acquiring)
-        guard sequence.load(ordering: .relaxed) == before else { return nil }
-        return (before, start, LoopWorkIdentity(kind: .init(rawValue: kind) ?? .idle, address: address))
+        publication.publish(identity, since: start)
     }
 
     /// Reports the work numbered `number` unless it was reported already. From the watchdog
@@ -118,8 +96,7 @@ final class LoopMonitor: @unchecked Sendable {
         report: @Sendable (EventLoopStall) -> Void
     ) {
         // Once per piece of work, whichever thread gets here first.
-        guard lastReported.exchange(number, ordering: .relaxed) != number else { return }
-        stallCount.wrappingAdd(1, ordering: .relaxed)
+        guard publication.claimReport(number: number) else { return }
         report(
             EventLoopStall(
                 work: identity.name, duration: .nanoseconds(Int64(clamping: duration)), isFinished: isFinished,
@@ -158,7 +135,20 @@ final class LoopMonitor: @unchecked Sendable {
             itemCount: itemCount.load(ordering: .relaxed),
             busyTime: .nanoseconds(Int64(clamping: busyNanoseconds.load(ordering: .relaxed))),
             waitingTime: .nanoseconds(Int64(clamping: waitingNanoseconds.load(ordering: .relaxed))),
-            stallCount: stallCount.load(ordering: .relaxed))
+            stallCount: publication.stallCount)
+    }
+
+    // MARK: StallWatchdogClient (watchdog thread)
+
+    func watchdogThreshold() -> UInt64? {
+        shared.withLock { $0.settings.stallReport == nil ? nil : $0.settings.stallThreshold }
+    }
+
+    func reportStillRunning(number: UInt64, identity: LoopWorkIdentity, duration: UInt64, threshold: UInt64) {
+        guard let report = shared.withLock({ $0.settings.stallReport }) else { return }
+        reportStall(
+            number: number, identity: identity, duration: duration, threshold: threshold, isFinished: false,
+            report: report)
     }
 
     // MARK: Settings (any thread)
@@ -171,7 +161,10 @@ final class LoopMonitor: @unchecked Sendable {
             change(&shared.settings)
             settingsChanged.store(true, ordering: .releasing)
             if shared.settings.stallThreshold != nil, shared.watchdog == nil {
-                let watchdog = StallWatchdog(monitor: self)
+                let watchdog = StallWatchdog(client: self, ownerName: "EventLoop") {
+                    twl_loop_name_current_thread(LoopMonitor.watchdogThreadName)
+                    return twl_loop_current_thread_id()
+                }
                 shared.watchdog = watchdog
                 return (watchdog, nil)
             }

@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     /// Runs promise work on a SwiftNIO `EventLoop`: the executor behind
     /// ``Tomorrowland/PromiseContext/nio(_:)``.
@@ -70,11 +71,17 @@
         /// thread.
         let timers: NIOLoopTimers
 
+        /// Stall detection and tick counting (see `NIOEventLoopExecutor+Monitoring.swift`),
+        /// shared with ``local`` and ``timers``, which run the work.
+        let monitor: NIOLoopMonitor
+
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop
             self.eventLoopID = ObjectIdentifier(eventLoop)
-            self.local = NIOLoopLocalQueue(eventLoop: eventLoop)
-            self.timers = NIOLoopTimers(loop: NIOUnretainedLoop.make(eventLoop))
+            let monitor = NIOLoopMonitor()
+            self.monitor = monitor
+            self.local = NIOLoopLocalQueue(eventLoop: eventLoop, monitor: monitor)
+            self.timers = NIOLoopTimers(loop: NIOUnretainedLoop.make(eventLoop), monitor: monitor)
         }
 
         /// The loop this executor runs work on, or `nil` once the loop has been deallocated.
@@ -96,6 +103,8 @@
             guard let eventLoop = weakEventLoop else { return }
             if eventLoop.inEventLoop {
                 local.append(.closure(work))
+            } else if monitor.isActive.load(ordering: .relaxed) {
+                executeMonitored(.closure(work), on: eventLoop)
             } else {
                 eventLoop.execute(work)
             }
@@ -127,7 +136,22 @@
                 return
             }
             let box = NIOPromiseJobBox(consume job)
+            if monitor.isActive.load(ordering: .relaxed) {
+                let monitor = self.monitor
+                eventLoop.execute { box.run(monitoredBy: monitor) }
+                return
+            }
             eventLoop.execute { box.run() }
+        }
+
+        /// Queues `work` on the loop's `execute` inside a closure that runs it through the monitor
+        /// (stall detection is on, or the loop's ticks are counted). Out of line: the path with
+        /// the monitor off stays as it was.
+        @inline(never)
+        private func executeMonitored(_ work: LoopWork, on eventLoop: any EventLoop) {
+            let monitor = self.monitor
+            // One NIO task running one piece of work: nothing to count for the tick figures.
+            eventLoop.execute { monitor.run(work, threshold: monitor.stallThreshold.load(ordering: .relaxed)) }
         }
 
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once

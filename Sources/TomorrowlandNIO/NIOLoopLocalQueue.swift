@@ -60,6 +60,8 @@
         /// only used on the loop's thread (an append or a drain in progress), where the loop is
         /// alive.
         private let loop: NIOUnretainedLoop
+        /// The executor's stall detection and tick counting: a drain checks it once.
+        private let monitor: NIOLoopMonitor
 
         /// How drains reach the loop, decided at the first drain (on the loop's thread).
         private enum DrainRoute {
@@ -75,8 +77,9 @@
         /// chain (whose NIO tasks hold no reference to it). Taken when the chain ends.
         private var threadBoundOwner: NIOLoopLocalQueue?
 
-        init(eventLoop: any EventLoop) {
+        init(eventLoop: any EventLoop, monitor: NIOLoopMonitor) {
             self.loop = NIOUnretainedLoop.make(eventLoop)
+            self.monitor = monitor
         }
 
         deinit {
@@ -166,14 +169,18 @@
         /// - Returns: Whether to queue another drain (`drainScheduled` stays `true`).
         fileprivate func drain() -> Bool {
             var ran = 0
-            ExecutionFlags.running(on: self) {
-                while ran < Self.batchSize, !items.isEmpty {
-                    ran += 1
-                    switch items.removeFirst() {
-                    case .closure(let closure): closure()
-                    case .promiseJob(let job): job.run()
-                    case .job: preconditionFailure("NIOLoopLocalQueue holds no Swift Concurrency jobs")
-                    case .promiseTimer: preconditionFailure("NIOLoopLocalQueue holds no promise timers")
+            if monitor.isActive.load(ordering: .relaxed) {
+                ran = drainMonitored()
+            } else {
+                ExecutionFlags.running(on: self) {
+                    while ran < Self.batchSize, !items.isEmpty {
+                        ran += 1
+                        switch items.removeFirst() {
+                        case .closure(let closure): closure()
+                        case .promiseJob(let job): job.run()
+                        case .job: preconditionFailure("NIOLoopLocalQueue holds no Swift Concurrency jobs")
+                        case .promiseTimer: preconditionFailure("NIOLoopLocalQueue holds no promise timers")
+                        }
                     }
                 }
             }
@@ -182,6 +189,24 @@
                 return false
             }
             return true
+        }
+
+        /// The batch of ``drain()`` run through the monitor (stall detection is on, or the loop's
+        /// ticks are counted); returns how many items ran. Out of line: the drain with the monitor
+        /// off compiles as before.
+        @inline(never)
+        private func drainMonitored() -> Int {
+            var ran = 0
+            let monitor = self.monitor
+            let threshold = monitor.stallThreshold.load(ordering: .relaxed)
+            ExecutionFlags.running(on: self) {
+                while ran < Self.batchSize, !items.isEmpty {
+                    ran += 1
+                    monitor.run(items.removeFirst(), threshold: threshold)
+                }
+            }
+            monitor.countExecutorTask(items: ran)
+            return ran
         }
 
         /// The NIO task of a thread-bound drain: drains the queue the thread records, and queues the

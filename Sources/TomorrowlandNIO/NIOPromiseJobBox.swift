@@ -1,5 +1,6 @@
 #if NIO
     import Tomorrowland
+    internal import TomorrowlandScheduling
 
     /// A promise job on its way through a NIO loop's `execute`: runs it when the loop runs the
     /// closure, abandons it if the closure is dropped unrun.
@@ -25,6 +26,13 @@
             let job = self.job
             self.job = nil
             job?.run()
+        }
+
+        /// Runs the job through `monitor` (stall detection, tick counting), on the loop's thread.
+        func run(monitoredBy monitor: NIOLoopMonitor) {
+            guard let job = self.job else { return }
+            self.job = nil
+            monitor.run(.promiseJob(job), threshold: monitor.stallThreshold.load(ordering: .relaxed))
         }
 
         deinit {

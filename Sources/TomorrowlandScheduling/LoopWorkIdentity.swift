@@ -1,14 +1,17 @@
-internal import TomorrowlandScheduling
+import Tomorrowland
 
-/// What a running piece of loop work is, in two words that the loop can publish with plain
-/// atomic stores and the watchdog can name later, on its own thread, without touching the work.
+/// What a running piece of loop work is, in two words that a loop can publish with plain atomic
+/// stores (``StallPublication``) and a stall watchdog can name later, on its own thread, without
+/// touching the work. Shared by `EventLoop` and the NIO executor.
 ///
 /// The address is never dereferenced as an object: it is a function's entry point (named from the
 /// binary's symbol table) or a type's metadata (immortal). So naming a piece of work that has
 /// ended meanwhile is still safe; at worst the name is that of work that just ended.
-struct LoopWorkIdentity: Equatable {
+@usableFromInline
+package struct LoopWorkIdentity: Equatable, Sendable {
     /// The kinds of work, as published (0 means no work is running).
-    enum Kind: UInt {
+    @usableFromInline
+    package enum Kind: UInt, Sendable {
         case idle = 0
         case closure
         case promiseCallback
@@ -21,28 +24,37 @@ struct LoopWorkIdentity: Equatable {
         case loopEvent
     }
 
-    var kind: Kind
+    @usableFromInline package var kind: Kind
     /// A function's entry point (closures, watcher handlers), a type's metadata (promise
     /// callbacks and timers), or 0.
-    var address: UInt
+    @usableFromInline package var address: UInt
 
-    static let idle = LoopWorkIdentity(kind: .idle, address: 0)
-    static let libeventCallback = LoopWorkIdentity(kind: .libeventCallback, address: 0)
-    static let mainQueue = LoopWorkIdentity(kind: .mainQueue, address: 0)
-    static let loopEvent = LoopWorkIdentity(kind: .loopEvent, address: 0)
+    // Inlinable, not stored constants: `EventLoop` passes them on its callback path, which then
+    // builds the two words in place instead of calling another module's global accessor.
+    /// No work running.
+    @inlinable package static var idle: LoopWorkIdentity { LoopWorkIdentity(kind: .idle, address: 0) }
+    /// A libevent callback (a TCP event).
+    @inlinable package static var libeventCallback: LoopWorkIdentity {
+        LoopWorkIdentity(kind: .libeventCallback, address: 0)
+    }
+    /// The `DispatchQueue.main` blocks a loop on the main thread drains.
+    @inlinable package static var mainQueue: LoopWorkIdentity { LoopWorkIdentity(kind: .mainQueue, address: 0) }
+    /// The loop's own wake-up and timer events.
+    @inlinable package static var loopEvent: LoopWorkIdentity { LoopWorkIdentity(kind: .loopEvent, address: 0) }
 
     /// The entry point of `body`.
-    static func closure(_ body: @escaping @Sendable () -> Void) -> LoopWorkIdentity {
+    package static func closure(_ body: @escaping @Sendable () -> Void) -> LoopWorkIdentity {
         LoopWorkIdentity(kind: .closure, address: ClosureLayout.entryPoint(of: ClosureLayout.Holder(body: body)))
     }
 
     /// A watcher handler, by the entry point of the closure the user gave.
-    static func watcherHandler(entryPoint: UInt) -> LoopWorkIdentity {
+    @inlinable
+    package static func watcherHandler(entryPoint: UInt) -> LoopWorkIdentity {
         LoopWorkIdentity(kind: .watcherHandler, address: entryPoint)
     }
 
-    /// The identity of a piece of work the scheduling core handed out.
-    init(_ work: borrowing LoopWork) {
+    /// The identity of a piece of work a loop runs.
+    package init(_ work: borrowing LoopWork) {
         switch work {
         case .closure(let body):
             self = .closure(body)
@@ -55,14 +67,15 @@ struct LoopWorkIdentity: Equatable {
         }
     }
 
-    init(kind: Kind, address: UInt) {
+    @inlinable
+    package init(kind: Kind, address: UInt) {
         self.kind = kind
         self.address = address
     }
 
     /// A readable name: a demangled symbol, a type, or the kind of work. Slow (it may read the
     /// binary's symbol table): for reports only.
-    var name: String {
+    package var name: String {
         switch kind {
         case .idle:
             return "no work"
@@ -93,27 +106,22 @@ struct LoopWorkIdentity: Equatable {
 }
 
 /// How a Swift closure value is laid out: the entry point of its function, then its context.
-enum ClosureLayout {
+package enum ClosureLayout {
     /// Holds a closure as a stored property of a concrete type, so that it keeps its own entry
     /// point: passed directly to a generic function (`unsafeBitCast`), the closure would be
     /// wrapped in a reabstraction thunk, and the thunk's address would name nothing useful.
-    struct Holder {
-        var body: @Sendable () -> Void
+    package struct Holder {
+        package var body: @Sendable () -> Void
+
+        package init(body: @escaping @Sendable () -> Void) {
+            self.body = body
+        }
     }
 
-    /// A watcher handler, held the same way.
-    struct EventsHolder {
-        var body: @Sendable (IOEvents) -> Void
-    }
-
-    /// A signal handler, held the same way.
-    struct SignalHolder {
-        var body: @Sendable (Int32) -> Void
-    }
-
-    /// The entry point of the closure `holder` holds. Relies on the layout of a thick function
-    /// value in Swift's ABI (two words: the function, then its context), checked by the size.
-    static func entryPoint<Holding>(of holder: Holding) -> UInt {
+    /// The entry point of the closure `holder` holds (a holder of one closure, like ``Holder``).
+    /// Relies on the layout of a thick function value in Swift's ABI (two words: the function,
+    /// then its context), checked by the size.
+    package static func entryPoint<Holding>(of holder: Holding) -> UInt {
         guard MemoryLayout<Holding>.size == 2 * MemoryLayout<UInt>.size else { return 0 }
         return unsafeBitCast(holder, to: (UInt, UInt).self).0
     }

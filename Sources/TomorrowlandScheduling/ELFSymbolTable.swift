@@ -1,63 +1,11 @@
-import CTomorrowlandLoopSupport
-
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Names a function by its address, for stall reports: the demangled name from the ELF symbol
-/// table of the binary that holds it, or the binary and offset (for `addr2line`) when it has
-/// none.
-///
-/// `dladdr` alone is not enough: it only sees exported symbols, and closures are local ones, so
-/// it would answer with the nearest exported function before the closure, a wrong name. This
-/// reads the binary's full symbol table (`.symtab`), which SwiftPM's debug and release builds
-/// keep unless the binary is stripped. Slow (it maps the file and scans its symbols): only the
-/// watchdog, or the loop after a stall, calls it, once per report.
-enum FunctionSymbols {
-    /// A readable name for the function at `address`.
-    static func describe(address: UInt) -> String {
-        guard let pointer = UnsafeRawPointer(bitPattern: address) else { return "at an unknown address" }
-        var file: UnsafePointer<CChar>?
-        var fileBase: UnsafeRawPointer?
-        var symbol: UnsafePointer<CChar>?
-        var symbolAddress: UnsafeRawPointer?
-        guard twl_loop_locate_function(pointer, &file, &fileBase, &symbol, &symbolAddress) != 0 else {
-            return "at 0x\(String(address, radix: 16))"
-        }
-        let base = UInt(bitPattern: fileBase)
-        var path = file.map { String(cString: $0) } ?? ""
-        if path.isEmpty { path = "/proc/self/exe" }
-        if let symbol, UInt(bitPattern: symbolAddress) == address {
-            return demangle(String(cString: symbol))
-        }
-        if let local = ELFSymbolTable.functionName(containing: address, loadedAt: base, path: path) {
-            return demangle(local)
-        }
-        return "at \(path)+0x\(String(address &- base, radix: 16))"
-    }
-
-    /// Swift's demangling of `symbol`, or `symbol` itself when it is not a Swift name; without
-    /// the compiler's "partial apply forwarder for" prefix (a closure that captures values is
-    /// entered through one), which names the same closure.
-    static func demangle(_ symbol: String) -> String {
-        let name = demangleRaw(symbol)
-        let forwarder = "partial apply forwarder for "
-        return name.hasPrefix(forwarder) ? String(name.dropFirst(forwarder.count)) : name
-    }
-
-    private static func demangleRaw(_ symbol: String) -> String {
-        let demangled = symbol.withCString { name -> String? in
-            guard let result = swift_demangle(name, strlen(name), nil, nil, 0) else { return nil }
-            defer { free(result) }
-            return String(cString: result)
-        }
-        return demangled ?? symbol
-    }
-}
-
 /// Reads the function symbols of an ELF64 file (the local ones too), to name an address in it.
 enum ELFSymbolTable {
     private static let sectionTypeSymbolTable: UInt32 = 2
+    private static let sectionTypeDynamicSymbols: UInt32 = 11
     private static let symbolTypeFunction: UInt8 = 2
     private static let fileTypeExecutable: UInt16 = 2
 
@@ -97,9 +45,26 @@ enum ELFSymbolTable {
         guard sectionEntrySize >= 64, sectionTableOffset + sectionCount * sectionEntrySize <= file.count else {
             return nil
         }
+        // The full table first; the dynamic one (exported functions) if the file was stripped.
+        for sectionType in [sectionTypeSymbolTable, sectionTypeDynamicSymbols] {
+            if let name = functionName(
+                in: file, sectionType: sectionType, target: target, sectionTableOffset: sectionTableOffset,
+                sectionEntrySize: sectionEntrySize, sectionCount: sectionCount)
+            {
+                return name
+            }
+        }
+        return nil
+    }
+
+    /// Scans the symbol tables of type `sectionType` of `file` for the function holding `target`.
+    private static func functionName(
+        in file: UnsafeRawBufferPointer, sectionType: UInt32, target: UInt, sectionTableOffset: Int,
+        sectionEntrySize: Int, sectionCount: Int
+    ) -> String? {
         for index in 0..<sectionCount {
             let section = sectionTableOffset + index * sectionEntrySize
-            guard read(file, at: section + 4) as UInt32 == sectionTypeSymbolTable else { continue }
+            guard read(file, at: section + 4) as UInt32 == sectionType else { continue }
             let symbolsOffset = Int(read(file, at: section + 0x18) as UInt64)
             let symbolsSize = Int(read(file, at: section + 0x20) as UInt64)
             let stringsIndex = Int(read(file, at: section + 0x28) as UInt32)
