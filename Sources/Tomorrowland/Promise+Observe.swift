@@ -122,14 +122,28 @@ extension Promise {
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
-        // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
-        let node = TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete)
         // B10: while propagation is on, the closure runs with the context current here. Off, this
-        // is one load and a predictable branch, after the node is made as it always was (a check
-        // before it cost the common path a retain, measured); the wrapping is out of line.
-        if _slowPath(CallbackContextPropagation.isOn) { node.carryCurrentContext() }
-        box.register(node)
+        // is one load and a predictable branch; the carrying path is out of line.
+        if _slowPath(CallbackContextPropagation.isOn) {
+            tapCarryingContext(on: context, token: token, consume onComplete)
+            return self
+        }
+        // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
+        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
         return self
+    }
+
+    /// ``tap(on:token:_:)`` while context propagation is on: `onComplete` runs with the context
+    /// current now (B10). The wrapper is consumed into the node, which then holds the only
+    /// reference to it (B7).
+    @inlinable
+    @inline(never)
+    func tapCarryingContext(
+        on context: PromiseContext, token: PromiseInvalidationToken?,
+        _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+    ) {
+        let wrapped = CallbackContextPropagation.carryingCurrentContext(consume onComplete)
+        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume wrapped))
     }
 
     /// A new promise with this promise's result that takes no part in automatic cancellation.

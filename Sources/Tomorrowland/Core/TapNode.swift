@@ -133,17 +133,6 @@ final class TapNode<Value, Error>: PromiseCallbackNode, @unchecked Sendable {
         }
     }
 
-    /// Wraps the closure so that it runs with the context current now (B10). Call only before the
-    /// node is registered, while nothing else can reach it; the wrapper then holds the closure's
-    /// only reference (B7).
-    @inlinable
-    @inline(never)
-    func carryCurrentContext() {
-        let captured = CallbackContextPropagation.captureCurrent()
-        let onComplete = takeOnComplete()
-        self.onComplete = { result in captured.withRestored { onComplete(result) } }
-    }
-
     /// Takes the closure out, so that the caller releases it (on its context).
     ///
     /// `!` and an assignment, not `Optional.take()`: a generic method hands a closure back at

@@ -30,6 +30,19 @@ package enum CallbackContextPropagation {
         captureFunction.unsafelyUnwrapped()
     }
 
+    /// `callback`, wrapped so that it runs with the context current now (a `tap`'s closure).
+    /// Out of line, specialised in the caller's module. Consumes `callback`: the wrapper holds
+    /// its only reference (B7).
+    @inlinable
+    @inline(never)
+    package static func carryingCurrentContext<Argument>(
+        _ callback: consuming @escaping @Sendable (Argument) -> Void
+    ) -> @Sendable (Argument) -> Void {
+        let captured = captureCurrent()
+        let callback = consume callback
+        return { argument in captured.withRestored { callback(argument) } }
+    }
+
     /// Turns propagation on with `capture` as the capture function. Calls nest like
     /// ``PendingPromiseTracking/start(samplingInterval:)``: propagation stays on until as many
     /// ``stop()`` calls.
