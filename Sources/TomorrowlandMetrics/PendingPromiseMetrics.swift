@@ -22,10 +22,10 @@
     /// Costs: while the tracking is off, ``update()`` reads one flag (a relaxed atomic load) and
     /// records nothing, so the gauges keep their last values (if the tracking was never on, none:
     /// a backend such as Prometheus then exports a zero that means nothing, so make these metrics
-    /// only when the tracking is on). While
-    /// it is on, ``update()`` pays for `PendingPromiseTracking.summary()` (the registry's lock and
-    /// each recorded promise's in turn, nothing allocated) and two gauge recordings. The promises
-    /// themselves pay only the tracking's own cost.
+    /// only when the tracking is on). While it is on, ``update()`` pays for
+    /// `PendingPromiseTracking.summary()` (the registry's lock and each recorded promise's in
+    /// turn, no list built) and two gauge recordings. The promises themselves pay only the
+    /// tracking's own cost.
     public final class PendingPromiseMetrics: Sendable {
         /// The label of each gauge, as created.
         public let labels: Labels

@@ -30,9 +30,10 @@ extension PendingPromiseTracking {
     ///
     /// Promises recorded while tracking was on are counted even after it went off, as
     /// ``report()`` lists them. Safe from any thread. Takes the lock that every recorded
-    /// promise's creation and death take, and each pending promise's own lock in turn while it
-    /// counts: its cost grows with the number of recorded promises alive, and it allocates
-    /// nothing. With tracking never turned on, it takes the lock of an empty registry.
+    /// promise's creation and death take, and each recorded promise's own lock in turn while it
+    /// counts (to read its state): its cost grows with the number of recorded promises alive, but
+    /// it builds no list and describes no promise. With tracking never turned on, it takes the
+    /// lock of an empty registry.
     public static func summary() -> PendingPromiseSummary {
         let (count, oldest) = PendingPromiseRegistry.shared.pendingSummary()
         // After the count: no promise it saw can be younger than this instant.
