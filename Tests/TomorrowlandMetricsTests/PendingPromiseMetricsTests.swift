@@ -5,6 +5,7 @@
     import Testing
     import Tomorrowland
     import TomorrowlandMetrics
+    import TomorrowlandTestSupport
 
     /// The pending-promise gauges read back from MetricsTestKit's `TestMetrics`, each test in a
     /// process of its own (an exit test): the tracking and its registry are process-wide, and
@@ -77,6 +78,51 @@
             #expect(figures["records"] == "3")
             #expect(figures["off-update"] == "true")
             #expect(figures["records-off"] == "3")
+        }
+
+        @Test func updatesWhilePromisesAreMadeResolvedAndDroppedOnOtherThreadsCountWhatIsLeft() async throws {
+            let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                PendingPromiseTracking.start()
+                // Dropped resolvers are reported as they die: quietly here.
+                PendingPromiseTracking.droppedResolverHandler = { _ in }
+                let metrics = TestMetrics()
+                let pendingPromises = PendingPromiseMetrics(factory: metrics)
+                let kept = Locked<[Promise<Int, NoError>.Resolver]>([])
+                let done = DispatchSemaphore(value: 0)
+                for _ in 0..<2 {
+                    Thread {
+                        for index in 0..<2_000 {
+                            let (promise, resolver) = Promise<Int, NoError>.makeWithResolver()
+                            switch index % 3 {
+                            case 0: resolver.fulfill(with: index)
+                            case 1: _ = promise  // both dropped: the promise dies pending
+                            default: if index % 100 == 2 { kept.withLock { $0.append(resolver) } }
+                            }
+                        }
+                        done.signal()
+                    }.start()
+                }
+                // Counting, and listing, while the two threads record, resolve and free
+                // promises. (Both once held a promise for a moment: a release from here could
+                // run its deinit under the registry's lock, which the deinit takes, and hang.)
+                repeat {
+                    pendingPromises.update()
+                    _ = PendingPromiseTracking.report()
+                } while done.wait(timeout: .now()) == .timedOut
+                done.wait()
+                pendingPromises.update()
+                print("count \(try metrics.expectGauge("tomorrowland_pending_promises").lastValue ?? -1)")
+                print("kept \(kept.value.count)")
+                for resolver in kept.value { resolver.fulfill(with: 0) }
+                pendingPromises.update()
+                print("after \(try metrics.expectGauge("tomorrowland_pending_promises").lastValue ?? -1)")
+            }
+            let figures = Self.figures(try #require(result).standardOutputContent)
+            // Each thread keeps the resolvers of the indices that are 2 modulo 3 and 2 modulo
+            // 100 (2, 302, 602, …, 1,802): 7 each.
+            #expect(figures["kept"] == "14")
+            #expect(figures["count"] == "14.0")
+            #expect(figures["after"] == "0.0")
         }
 
         @Test func sampledTrackingCountsTheRecordedOnesAndLabelsFollowThePrefix() async throws {

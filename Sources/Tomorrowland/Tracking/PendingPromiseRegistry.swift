@@ -70,8 +70,17 @@ final class PendingPromiseRegistry: Sendable {
     /// Whether `entry`'s promise is pending: nil if not, else whether cancellation was requested.
     /// Under the registry's lock only.
     private static func pendingState(of entry: Entry) -> Bool? {
-        // Read, not retained: see the type's comment.
-        let status = entry.box._withUnsafeGuaranteedRef { box in box.lock.withLock { box.status } }
+        // Read, never retained: see the type's comment. Not even for a moment: a closure that
+        // captured `box` (`box.lock.withLock { box.status }`) retained and released it, and if
+        // the box's last owner let go in between, that release made this thread the one to run
+        // its deinit, under this registry's lock, which the deinit takes: a deadlock. Without a
+        // retain, the last owner's release runs the deinit on its own thread, where it waits
+        // for the lock.
+        let status = entry.box._withUnsafeGuaranteedRef { box -> PromiseCore.Status in
+            box.lock.lock()
+            defer { box.lock.unlock() }
+            return box.status
+        }
         switch status {
         case .pending: return false
         case .cancelRequested: return true
