@@ -11,15 +11,19 @@ let package = Package(
         .executable(name: "hummingbird-fanout", targets: ["HummingbirdFanOut"])
     ],
     dependencies: [
-        // The library with its NIO integration and the request's ServiceContext carried through
-        // promise callbacks (the `NIO` and `Tracing` traits, off by default for dependents).
-        .package(name: "Tomorrowland", path: "../..", traits: ["NIO", "Tracing"]),
+        // The library with its NIO integration, its swift-metrics figures and the request's
+        // ServiceContext carried through promise callbacks (the `NIO`, `Metrics` and `Tracing`
+        // traits, off by default for dependents).
+        .package(name: "Tomorrowland", path: "../..", traits: ["NIO", "Metrics", "Tracing"]),
         // Without its default traits: no swift-configuration support to build, no full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // The metrics API the service records into, and the backend `GET /metrics` exports.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The service: two simulated slow backends on the request's loop, the fan-out that
@@ -29,14 +33,18 @@ let package = Package(
             dependencies: [
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandNIO", package: "Tomorrowland"),
+                .product(name: "TomorrowlandMetrics", package: "Tomorrowland"),
                 .product(name: "TomorrowlandTracing", package: "Tomorrowland"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        // `hummingbird-fanout [--host H] [--port P]`: serves until SIGINT or SIGTERM.
+        // `hummingbird-fanout [--host H] [--port P]`: serves until SIGINT or SIGTERM, with
+        // swift-metrics bootstrapped to the Prometheus registry `GET /metrics` exports.
         .executableTarget(
             name: "HummingbirdFanOut",
             dependencies: [
@@ -44,6 +52,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TomorrowlandTracing", package: "Tomorrowland"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Runs the service on a loopback port in-process and drives it with curl.

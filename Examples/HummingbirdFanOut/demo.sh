@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make demo-http`: starts hummingbird-fanout on a free port and curls it: a quote where both
 # backends answer in time, one where the deadline passes first (504, the slow call cancelled),
-# one where the client hangs up early (both calls cancelled), then /stats; stops it with SIGTERM
-# and checks that it exits 0. Installs curl with apt-get when missing.
+# one where the client hangs up early (both calls cancelled), then /stats and the service's
+# counters from /metrics; stops it with SIGTERM and checks that it exits 0. Installs curl with
+# apt-get when missing.
 set -euo pipefail
 cd "$(dirname "$0")"  # the HummingbirdFanOut package
 SWIFT="${SWIFT:-swift}"
@@ -41,6 +42,9 @@ get "/quote?item=kettle&inventory_ms=50&pricing_ms=5000&timeout_ms=500"
 get "/quote?item=sofa&inventory_ms=5000&pricing_ms=5000" --max-time 0.5
 sleep 0.2  # the hang-up's cancel handlers run on the server's loop, just after curl gives up
 get "/stats"
+# The service's counters in Prometheus's text format (Hummingbird's request metrics left out).
+echo "> curl 'http://127.0.0.1:$PORT/metrics' | grep fanout_"
+curl --silent --show-error "http://127.0.0.1:$PORT/metrics" | grep '^fanout_' | sort || true
 
 echo "> kill -TERM $PID"
 kill -TERM "$PID"

@@ -117,6 +117,10 @@ public final class KeyValueServer: Sendable {
         var text =
             "loops:\(group.loops.count)\r\n\r\n# Clients\r\nconnected_clients:\(clientCount.load(ordering: .relaxed))\r\n"
         text += "\r\n# Loops\r\n"
+        // The off path: one relaxed load; the registry is read only while the report is on.
+        if PendingPromiseTracking.isOn {
+            text += Self.pendingPromisesInfo(PendingPromiseTracking.summary())
+        }
         for (index, loop) in group.loops.enumerated() {
             text += Self.loopInfoLine(index: index, totals: loop.tickTotals)
         }
@@ -131,6 +135,15 @@ public final class KeyValueServer: Sendable {
         "loop\(index):ticks=\(totals.tickCount),items=\(totals.itemCount),"
             + "busy_ms=\(milliseconds(totals.busyTime)),waiting_ms=\(milliseconds(totals.waitingTime)),"
             + "stalls=\(totals.stallCount)\r\n"
+    }
+
+    /// The `# Loops` section's pending-promise lines, while the pending-promise report is on
+    /// (`TOMORROWLAND_PENDING_PROMISES`): `pending_promises:` the recorded root promises still
+    /// pending, process wide (with sampling, about one in N of them), and
+    /// `oldest_pending_promise_ms:` the age of the oldest of them (0.000 when none is).
+    static func pendingPromisesInfo(_ summary: PendingPromiseSummary) -> String {
+        "pending_promises:\(summary.count)\r\n"
+            + "oldest_pending_promise_ms:\(milliseconds(summary.oldestAge ?? .zero))\r\n"
     }
 
     /// `duration` in milliseconds with three decimals (`12.345`).

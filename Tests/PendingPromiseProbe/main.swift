@@ -5,6 +5,10 @@
 //   "interval N"           PendingPromiseTracking.samplingInterval
 //   "pending N"            how many of the 10 the report lists
 //   "site FILE:LINE"       the first one's site, when one is listed
+//   "summary N"            PendingPromiseTracking.summary()'s count, taken after the report
+//   "pending count N"      PendingPromiseTracking.pendingCount
+//   "oldest age ok true|false"  the summary's oldest age is nil when none is listed, else at
+//                          least the age the report (taken before it) gave the first one
 // Then `stop()` (which the variable outlives) and "on after stop true|false".
 
 import Tomorrowland
@@ -17,6 +21,13 @@ print("interval \(PendingPromiseTracking.samplingInterval)")
 print("pending \(report.promises.count)")
 if let first = report.promises.first { print("site \(first.site)") }
 print("expected site \(#fileID):\(line)")
+let summary = PendingPromiseTracking.summary()
+print("summary \(summary.count)")
+print("pending count \(PendingPromiseTracking.pendingCount)")
+let oldestAgeOK =
+    report.promises.first.map { first in summary.oldestAge.map { $0 >= first.age } ?? false }
+    ?? (summary.oldestAge == nil)
+print("oldest age ok \(oldestAgeOK)")
 PendingPromiseTracking.stop()
 print("on after stop \(PendingPromiseTracking.isOn)")
 for (_, resolver) in kept { resolver.fulfill(with: 0) }

@@ -27,6 +27,10 @@ struct PendingPromiseEnvironmentTests {
         #expect(lines.contains("on true"))
         #expect(lines.contains("interval 1"))
         #expect(lines.contains("pending 10"))
+        // The summary counts what the report lists, without building it.
+        #expect(lines.contains("summary 10"))
+        #expect(lines.contains("pending count 10"))
+        #expect(lines.contains("oldest age ok true"))
         let expected = try #require(lines.first { $0.hasPrefix("expected site ") }?.dropFirst("expected site ".count))
         #expect(lines.contains("site \(expected)"))
         #expect(lines.contains("on after stop true"))
@@ -36,6 +40,8 @@ struct PendingPromiseEnvironmentTests {
         let lines = try runProbe("5")
         #expect(lines.contains("interval 5"))
         #expect(lines.contains("pending 2"))
+        #expect(lines.contains("summary 2"))
+        #expect(lines.contains("oldest age ok true"))
     }
 
     @Test(arguments: [nil, "", "0", "off", "-3"])
@@ -44,5 +50,7 @@ struct PendingPromiseEnvironmentTests {
         #expect(lines.contains("on false"))
         #expect(lines.contains("interval 0"))
         #expect(lines.contains("pending 0"))
+        #expect(lines.contains("summary 0"))
+        #expect(lines.contains("oldest age ok true"))
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// INFO's `# Loops` section from the built `loopkv`: one line per loop, from the loop's tick
-/// totals, which the daemon counts (tick statistics on).
+/// totals, which the daemon counts (tick statistics on); and, with the pending-promise report on,
+/// the pending root promises.
 @Suite(.timeLimit(.minutes(2)))
 struct LoopKVInfoTests {
     @Test func infoHasALoopsSectionWithOneLinePerLoopThatCountsTheWorkServed() throws {
@@ -26,19 +27,68 @@ struct LoopKVInfoTests {
         let second = try Self.loopsSection(of: client.call("INFO"))
         // The INFO before and the three PINGs since: four more read events at least.
         #expect(second.values.compactMap { $0["items"] }.reduce(0, +) >= items + 4)
+        // The pending-promise report is off: the section has no pending-promise lines.
+        #expect(try Self.parseLoopsSection(of: client.call("INFO")).values.isEmpty)
         #expect(server.stop() == 0)
     }
 
-    /// The `# Loops` section of an INFO reply (a RESP bulk string): each line's name (`loop0`)
-    /// with its `field=value` pairs, the values as numbers.
+    @Test func withThePendingPromiseReportOnTheSectionCountsThePendingPromises() throws {
+        let server = try LoopKVProcess(["--loops", "2"], environment: ["TOMORROWLAND_PENDING_PROMISES": "1"])
+        let client = try server.connect()
+        #expect(try client.call("SET", "k", "v") == "+OK\r\n")
+        let first = try Self.parseLoopsSection(of: client.call("INFO"))
+        #expect(first.loops.keys.sorted() == ["loop0", "loop1"])
+        #expect(first.values.keys.sorted() == ["oldest_pending_promise_ms", "pending_promises"])
+        // An idle daemon's pending root promises are its connections' `closed` promises
+        // (TCPConnection's, fulfilled when the connection closes): one per client.
+        #expect(first.values["pending_promises"] == 1)
+        let firstAge = try #require(first.values["oldest_pending_promise_ms"])
+        #expect(firstAge > 0)
+
+        let second = try server.connect()
+        #expect(try second.call("PING") == "+PONG\r\n")
+        let two = try Self.parseLoopsSection(of: client.call("INFO")).values
+        #expect(two["pending_promises"] == 2)
+        // Still the first client's connection, older now.
+        #expect(try #require(two["oldest_pending_promise_ms"]) >= firstAge)
+
+        // The second client goes: once the daemon has closed its side, one is left.
+        second.abort()
+        let deadline = Date().addingTimeInterval(10)
+        var left = two["pending_promises"]
+        while left != 1, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+            left = try Self.parseLoopsSection(of: client.call("INFO")).values["pending_promises"]
+        }
+        #expect(left == 1)
+        #expect(server.stop() == 0)
+    }
+
+    /// The `# Loops` section of an INFO reply (a RESP bulk string): each loop line's name
+    /// (`loop0`) with its `field=value` pairs, the values as numbers.
     static func loopsSection(of reply: String) throws -> [String: [String: Double]] {
+        try parseLoopsSection(of: reply).loops
+    }
+
+    /// The `# Loops` section of an INFO reply: its loop lines (`loop0:ticks=…,items=…`) by name
+    /// with their `field=value` pairs, and its plain `key:value` lines (`pending_promises:3`), the
+    /// values as numbers.
+    static func parseLoopsSection(
+        of reply: String
+    ) throws -> (loops: [String: [String: Double]], values: [String: Double]) {
         let lines = reply.components(separatedBy: "\r\n")
         let start = try #require(lines.firstIndex(of: "# Loops"))
         var section: [String: [String: Double]] = [:]
+        var values: [String: Double] = [:]
         for line in lines[(start + 1)...] {
             if line.isEmpty || line.hasPrefix("#") { break }
             let parts = line.split(separator: ":", maxSplits: 1)
             try #require(parts.count == 2, "not a key:value line: \(line)")
+            if !parts[1].contains("=") {
+                let number = try #require(Double(parts[1]), "not a number: \(line)")
+                values[String(parts[0])] = number
+                continue
+            }
             var fields: [String: Double] = [:]
             for pair in parts[1].split(separator: ",") {
                 let field = pair.split(separator: "=", maxSplits: 1)
@@ -48,6 +98,6 @@ struct LoopKVInfoTests {
             }
             section[String(parts[0])] = fields
         }
-        return section
+        return (section, values)
     }
 }

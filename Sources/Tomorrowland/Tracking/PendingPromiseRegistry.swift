@@ -42,18 +42,49 @@ final class PendingPromiseRegistry: Sendable {
         let found = state.withLock { state -> [(PromiseCreationRecord, Bool)] in
             state.entries.values.compactMap { entry -> (PromiseCreationRecord, Bool)? in
                 guard include(entry.record) else { return nil }
-                // Read, not retained: see the type's comment.
-                let status = entry.box._withUnsafeGuaranteedRef { box in box.lock.withLock { box.status } }
-                switch status {
-                case .pending: return (entry.record, false)
-                case .cancelRequested: return (entry.record, true)
-                case .delayed, .resolved: return nil
-                }
+                return Self.pendingState(of: entry).map { isCancelRequested in (entry.record, isCancelRequested) }
             }
         }
         return
             found
             .sorted { $0.0.sequence < $1.0.sequence }
             .map { record, isCancelRequested in record.pendingPromise(isCancelRequested: isCancelRequested, now: now) }
+    }
+
+    /// How many recorded promises are still pending and when the oldest of them was made: what
+    /// `pending(where:)` finds with every record included, counted under the lock without
+    /// copying, sorting or describing a record.
+    func pendingSummary() -> (count: Int, oldestCreatedAt: ContinuousClock.Instant?) {
+        state.withLock { state in
+            var count = 0
+            var oldest: ContinuousClock.Instant?
+            for entry in state.entries.values where Self.pendingState(of: entry) != nil {
+                count += 1
+                if let made = oldest, made <= entry.record.createdAt { continue }
+                oldest = entry.record.createdAt
+            }
+            return (count, oldest)
+        }
+    }
+
+    /// Whether `entry`'s promise is pending: nil if not, else whether cancellation was requested.
+    /// Under the registry's lock only.
+    private static func pendingState(of entry: Entry) -> Bool? {
+        // Read, never retained: see the type's comment. Not even for a moment: a closure that
+        // captured `box` (`box.lock.withLock { box.status }`) retained and released it, and if
+        // the box's last owner let go in between, that release made this thread the one to run
+        // its deinit, under this registry's lock, which the deinit takes: a deadlock. Without a
+        // retain, the last owner's release runs the deinit on its own thread, where it waits
+        // for the lock.
+        let status = entry.box._withUnsafeGuaranteedRef { box -> PromiseCore.Status in
+            box.lock.lock()
+            defer { box.lock.unlock() }
+            return box.status
+        }
+        switch status {
+        case .pending: return false
+        case .cancelRequested: return true
+        case .delayed, .resolved: return nil
+        }
     }
 }

@@ -9,7 +9,8 @@ import TomorrowlandNIO
 /// It stands for what a real backend client does (an HTTP or database call whose promise can be
 /// cancelled): the call's timer runs on the request's loop through the promise context
 /// `.nio(loop)`, and the call registers an `onRequestCancel` handler that cancels the timer and
-/// cancels the promise. Every call is recorded in ``log``.
+/// cancels the promise. Every call is recorded in ``log`` and counted in
+/// ``metrics``.
 public final class SimulatedBackend: Sendable {
     /// What a call should end with once its latency has passed.
     public enum Outcome: Sendable, Equatable {
@@ -23,12 +24,16 @@ public final class SimulatedBackend: Sendable {
     public let name: String
     /// Where the backend's calls are recorded.
     public let log: BackendCallLog
+    /// Where the backend's calls are counted, if anywhere.
+    public let metrics: FanOutMetrics?
     private let logger: Logger
 
-    /// Makes a backend that records its calls in `log` and logs them to `logger`.
-    public init(name: String, log: BackendCallLog, logger: Logger) {
+    /// Makes a backend that records its calls in `log`, counts them in `metrics` and logs them
+    /// to `logger`.
+    public init(name: String, log: BackendCallLog, metrics: FanOutMetrics? = nil, logger: Logger) {
         self.name = name
         self.log = log
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -84,6 +89,7 @@ public final class SimulatedBackend: Sendable {
     private func record(_ kind: BackendEvent.Kind, item: String) {
         let event = BackendEvent(backend: name, item: item, kind: kind)
         logger.info("backend \(event)")
+        metrics?.record(event)
         log.record(event)
     }
 }

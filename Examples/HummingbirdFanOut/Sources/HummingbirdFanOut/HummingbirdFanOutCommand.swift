@@ -2,10 +2,13 @@ import FanOutService
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import TomorrowlandTracing
 
 /// `hummingbird-fanout [--host HOST] [--port PORT]`: serves the fan-out example until SIGINT or
-/// SIGTERM (Hummingbird's `runService` shuts down gracefully on both).
+/// SIGTERM (Hummingbird's `runService` shuts down gracefully on both), its metrics on
+/// `GET /metrics` (swift-metrics bootstrapped with a Prometheus registry).
 @main
 struct HummingbirdFanOutCommand {
     static let usage = "usage: hummingbird-fanout [--host HOST] [--port PORT]   (default 127.0.0.1:8080)"
@@ -35,7 +38,11 @@ struct HummingbirdFanOutCommand {
         ServiceContextPropagation.start()
         var logger = Logger(label: "hummingbird-fanout")
         logger.logLevel = .info
-        let application = FanOutApplication(logger: logger).makeApplication(
+        // Everything the process records through swift-metrics goes to the registry that
+        // `GET /metrics` exports: the service's counters, Hummingbird's request metrics.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let application = FanOutApplication(logger: logger, metricsRegistry: registry).makeApplication(
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "hummingbird-fanout"))
         try await application.runService()

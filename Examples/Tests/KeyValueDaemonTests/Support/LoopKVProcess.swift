@@ -19,8 +19,9 @@ final class LoopKVProcess: @unchecked Sendable {
     }
 
     /// Starts `loopkv --port 0 <arguments>` and waits (up to 20 s) for its "listening on" line;
-    /// with `fileLimit`, under `ulimit -n <fileLimit>` (through /bin/sh, which then execs it).
-    init(_ arguments: [String] = [], fileLimit: Int? = nil) throws {
+    /// with `fileLimit`, under `ulimit -n <fileLimit>` (through /bin/sh, which then execs it);
+    /// `environment` adds to (or overrides) the test's own environment.
+    init(_ arguments: [String] = [], fileLimit: Int? = nil, environment: [String: String] = [:]) throws {
         if let fileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments =
@@ -28,6 +29,9 @@ final class LoopKVProcess: @unchecked Sendable {
         } else {
             process.executableURL = Self.binary
             process.arguments = ["--port", "0"] + arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         }
         process.standardError = logPipe
         process.standardOutput = FileHandle.nullDevice
