@@ -35,7 +35,13 @@
             /// the work fails the checks on `reportedBeforeReturn`.
             func stall() {
                 usleep(200_000)
-                _ = reported.wait(timeout: .now() + .seconds(Int(generousTimeout.components.seconds)))
+                // Until a report is recorded, not until the semaphore says so (as the EventLoop
+                // test: under ThreadSanitizer on a loaded machine a timed wait once returned
+                // early there, with no report).
+                let deadline = ContinuousClock.now + generousTimeout
+                while stalls.count == 0, ContinuousClock.now < deadline {
+                    _ = reported.wait(timeout: .now() + .milliseconds(100))
+                }
                 workReturned.store(true, ordering: .releasing)
             }
 
@@ -121,21 +127,29 @@
             let executor = NIOEventLoopExecutor.shared(for: loop)
             let stalls = Recorder<NIOLoopStall>()
             executor.enableStallDetection { stalls.record($0) }
+            // How long the callback's job held the loop, at most: from the callback's start to
+            // the start of a NIO task it queues, so that the executor's bookkeeping after the
+            // callback counts too (a thread preempted there holds the loop as surely).
             let held = Locked<Duration>(.zero)
+            let measured = Promise<Void, Never>.makeWithResolver()
             let mapped = Promise<Int, TestError>(fulfilled: 1).map(on: .nio(loop)) { value -> Int in
                 let start = ContinuousClock.now
                 usleep(10_000)
-                held.withLock { $0 = ContinuousClock.now - start }
+                loop.execute {
+                    held.withLock { $0 = ContinuousClock.now - start }
+                    measured.1.fulfill(with: ())
+                }
                 return value
             }
             #expect(await waitForResult(mapped) == .value(1))
+            #expect(await waitForResult(measured.0) != nil)
             // Leave the watchdog several thresholds to look (it would report a stall still running).
             usleep(200_000)
             let heldFor = held.withLock { $0 }
             if heldFor < .milliseconds(40) {
                 #expect(stalls.count == 0, "a callback that held the loop \(heldFor) was reported")
             } else {
-                // A loaded machine preempted the loop's thread inside the callback, so it really
+                // A loaded machine preempted the loop's thread in or around the callback, so it
                 // held the loop past the threshold: a report is then right, and must say so.
                 #expect(stalls.values.allSatisfy { $0.duration >= .milliseconds(50) })
             }
