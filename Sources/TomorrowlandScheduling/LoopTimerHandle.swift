@@ -61,6 +61,12 @@ package final class LoopTimerHandle<Removal: LoopTimerRemoval>: PromiseScheduled
         state.load(ordering: .acquiring) == State.pending.rawValue
     }
 
+    /// Whether ``cancel()`` (or ``markCancelled()``) claimed the handle before the work started:
+    /// the work then never starts.
+    package var wasCancelledBeforeStarting: Bool {
+        state.load(ordering: .acquiring) == State.cancelled.rawValue
+    }
+
     /// Marks the handle cancelled without a timer to remove (the loop refused the timer):
     /// ``cancel()`` then does nothing.
     package func markCancelled() {

@@ -75,13 +75,18 @@
             #expect(forwarded.ticks.load(ordering: .relaxed) >= ticks.count)
         }
 
-        @Test func promiseCallbacksOnTheLoopAreCountedOneByOne() async throws {
+        // Synchronous, like the test above: a `CheckedContinuation` resumed on the loop's thread
+        // (`await future.get()`) followed by more awaits in the same task gave ThreadSanitizer a
+        // report in 1 run of 7 (the task allocator reuses the continuation's memory, and the
+        // sanitizer does not see the runtime's hand-over), so these tests only block and poll.
+        @Test func promiseCallbacksOnTheLoopAreCountedOneByOne() throws {
             let ticks = Recorder<NIOLoopTick>()
             let group = MultiThreadedEventLoopGroup(
                 numberOfThreads: 1, metricsDelegate: NIOLoopTickStatistics { ticks.record($0) })
+            defer { try? group.syncShutdownGracefully() }
             let loop = group.next()
-            try await loop.submit {}.get()
-            #expect(await eventually { ticks.values.contains { $0.itemCount >= 1 } })
+            try loop.submit {}.wait()
+            #expect(waitUntil { ticks.values.contains { $0.itemCount >= 1 } })
             let before = ticks.count
 
             // One NIO task fulfils 20 promises, each with one callback on `.nio(loop)`: 20 promise
@@ -92,27 +97,25 @@
             loop.execute {
                 for resolver in resolvers { resolver.fulfill(with: 1) }
             }
-            for callback in callbacks {
-                #expect(await waitForResult(callback) == .value(2))
-            }
+            #expect(waitUntil { callbacks.allSatisfy { $0.result != nil } })
+            #expect(callbacks.allSatisfy { $0.result?.value == 2 })
             // 21 pieces of work: the NIO task that fulfils, and the 20 jobs the drain ran (the
             // drain that ends the chain ran none); NIO counts three tasks.
-            #expect(await eventually { Self.items(of: ticks, skipping: before) >= 21 })
+            #expect(waitUntil { Self.items(of: ticks, skipping: before) >= 21 })
             #expect(Self.items(of: ticks, skipping: before) == 21)
-            try await group.shutdownGracefully()
         }
 
-        @Test func aLoopWithoutTheDelegateCountsNothing() async throws {
+        @Test func aLoopWithoutTheDelegateCountsNothing() throws {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { try? group.syncShutdownGracefully() }
             let loop = group.next()
             let executor = NIOEventLoopExecutor.shared(for: loop)
-            for _ in 0..<10 { try await loop.submit {}.get() }
+            for _ in 0..<10 { try loop.submit {}.wait() }
             #expect(
                 executor.tickTotals
                     == NIOLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
             )
             #expect(!executor.monitor.isActiveForTests)
-            try await group.shutdownGracefully()
         }
     }
 #endif
