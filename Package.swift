@@ -124,8 +124,11 @@ let package = Package(
         .target(
             name: "TomorrowlandMetrics",
             dependencies: [
-                "Tomorrowland", "TomorrowlandLoop",
+                "Tomorrowland", "TomorrowlandLoop", "TomorrowlandNIO",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                // NIO loops' figures (`NIOLoopMetrics`), only with both traits.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
             ]
         ),
         // The request's ServiceContext through promise callbacks (trait `Tracing`).
@@ -240,9 +243,11 @@ let package = Package(
         .testTarget(
             name: "TomorrowlandMetricsTests",
             dependencies: [
-                "TomorrowlandMetrics", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandTestSupport",
+                "TomorrowlandMetrics", "Tomorrowland", "TomorrowlandLoop", "TomorrowlandNIO", "TomorrowlandTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
             ]
         ),
         .testTarget(

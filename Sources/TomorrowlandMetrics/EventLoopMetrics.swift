@@ -1,6 +1,5 @@
 #if Metrics
     import CoreMetrics
-    import Synchronization
     import Tomorrowland
     import TomorrowlandLoop
 
@@ -36,7 +35,7 @@
         /// The label of each metric and its dimensions, as created.
         public let labels: Labels
 
-        private let instruments: Instruments
+        private let instruments: LoopInstruments
         /// Whether the metrics turned stall detection on, and so turn it off when detached.
         private let ownsStallDetection: Bool
 
@@ -46,7 +45,8 @@
             self.name = name
             labels = Labels(prefix: configuration.labelPrefix)
             let dimensions = configuration.dimensions + [(configuration.loopDimension, name)]
-            let instruments = Instruments(labels: labels, dimensions: dimensions, factory: factory)
+            let instruments = LoopInstruments(
+                labels: labels, dimensions: dimensions, measuresQueuedWork: true, factory: factory)
             self.instruments = instruments
             ownsStallDetection = configuration.stallThreshold != nil
 
@@ -56,14 +56,17 @@
             // runs on the loop's thread, inside the loop's own tick, so the loop is alive then.
             loop.enableTickStatistics { [instruments, unowned loop] tick in
                 if instruments.isAttached {
-                    instruments.record(tick, occupancy: loop.occupancy)
+                    let occupancy = loop.occupancy
+                    instruments.recordTick(
+                        busyTime: tick.busyTime, waitingTime: tick.waitingTime, itemCount: tick.itemCount,
+                        queuedWork: occupancy.queuedWorkCount, armedTimers: occupancy.armedTimerCount)
                 }
                 tickObserver?(tick)
             }
             if let threshold = configuration.stallThreshold {
                 let stallReport = configuration.stallReport
                 loop.enableStallDetection(threshold: threshold) { [instruments] stall in
-                    if instruments.isAttached { instruments.stalls.increment() }
+                    instruments.recordStall()
                     stallReport?(stall)
                 }
             }
@@ -88,68 +91,6 @@
         /// Whether ``detach()`` was called.
         public var isDetached: Bool {
             !instruments.isAttached
-        }
-    }
-
-    extension EventLoopMetrics {
-        /// The swift-metrics objects of one loop, shared by its tick observer and its stall
-        /// report.
-        ///
-        /// - Important: swift-metrics' `Timer`, `Recorder`, `Gauge` and `Counter` are safe from
-        ///   any thread; the tick metrics are recorded on the loop's thread, the stall counter on
-        ///   the watchdog's or the loop's.
-        final class Instruments: Sendable {
-            let tickDuration: CoreMetrics.Timer
-            let waitDuration: CoreMetrics.Timer
-            let tickItems: Recorder
-            let queuedWork: Gauge
-            let armedTimers: Gauge
-            let stalls: Counter
-            private let detached = Atomic<Bool>(false)
-
-            init(labels: Labels, dimensions: [(String, String)], factory: any MetricsFactory) {
-                tickDuration = CoreMetrics.Timer(
-                    label: labels.tickDuration, dimensions: dimensions, preferredDisplayUnit: .microseconds,
-                    factory: factory)
-                waitDuration = CoreMetrics.Timer(
-                    label: labels.waitDuration, dimensions: dimensions, preferredDisplayUnit: .milliseconds,
-                    factory: factory)
-                tickItems = Recorder(label: labels.tickItems, dimensions: dimensions, aggregate: true, factory: factory)
-                queuedWork = Gauge(label: labels.queuedWork, dimensions: dimensions, factory: factory)
-                armedTimers = Gauge(label: labels.armedTimers, dimensions: dimensions, factory: factory)
-                stalls = Counter(label: labels.stalls, dimensions: dimensions, factory: factory)
-            }
-
-            var isAttached: Bool { !detached.load(ordering: .relaxed) }
-
-            /// Marks the metrics detached; returns false if they already were.
-            func markDetached() -> Bool {
-                !detached.exchange(true, ordering: .relaxed)
-            }
-
-            /// On the loop's thread, after a tick.
-            func record(_ tick: EventLoopTick, occupancy: EventLoopOccupancy) {
-                tickDuration.recordNanoseconds(Self.nanoseconds(tick.busyTime))
-                waitDuration.recordNanoseconds(Self.nanoseconds(tick.waitingTime))
-                tickItems.record(tick.itemCount)
-                queuedWork.record(occupancy.queuedWorkCount)
-                armedTimers.record(occupancy.armedTimerCount)
-            }
-
-            func destroy() {
-                tickDuration.destroy()
-                waitDuration.destroy()
-                tickItems.destroy()
-                queuedWork.destroy()
-                armedTimers.destroy()
-                stalls.destroy()
-            }
-
-            private static func nanoseconds(_ duration: Duration) -> Int64 {
-                let (seconds, attoseconds) = duration.components
-                return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-                    ? .max : seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
-            }
         }
     }
 #endif

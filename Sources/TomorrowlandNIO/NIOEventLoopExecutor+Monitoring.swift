@@ -74,5 +74,16 @@
         public var tickTotals: NIOLoopTickTotals {
             monitor.totals
         }
+
+        /// The timers this executor has armed on the loop (`timeout`, `delay`,
+        /// ``schedule(after:_:)``), for the loop's metrics (`NIOLoopMetrics` in
+        /// TomorrowlandMetrics). NIO's own scheduled tasks are not counted: NIO does not publish
+        /// them.
+        ///
+        /// - Important: Call on the loop's thread only (the timer heap is the loop thread's
+        ///   state; NIOInvariants: "The loop's thread only").
+        package var armedTimerCountOnLoopThread: Int {
+            timers.count
+        }
     }
 #endif

@@ -25,6 +25,9 @@
     /// if it did not exist yet, and starts its counting: that tick's ``NIOLoopTick/itemCount`` is
     /// NIO's task count as it is.
     ///
+    /// To export these figures through swift-metrics, give the group TomorrowlandMetrics'
+    /// `NIOLoopMetrics` instead (trait `Metrics`): it records each tick of this delegate's.
+    ///
     /// What it costs: NIO reads the clock twice per tick once a delegate is set, and calls it; the
     /// figures are a thread-local lookup and a few relaxed atomic stores. The executor then runs
     /// its work on its counting path: a check and two additions per NIO task of its own.

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import Prometheus
 
 /// The fan-out service as a Hummingbird application: its backends, its log, its routes.
@@ -93,17 +94,22 @@ public struct FanOutApplication: Sendable {
     }
 
     /// The Hummingbird application serving ``makeRouter()`` at `configuration.address`, on
-    /// NIO's shared `MultiThreadedEventLoopGroup.singleton`.
+    /// `eventLoopGroup`.
     ///
     /// - Parameters:
     ///   - configuration: Where to listen, and Hummingbird's other settings.
+    ///   - eventLoopGroup: The loops the server's connections and their promises run on: NIO's
+    ///     shared `MultiThreadedEventLoopGroup.singleton` by default; the program passes a group
+    ///     of its own whose metrics delegate reports each loop's figures (`NIOLoopMetrics`).
     ///   - onServerRunning: Called once the server listens, with its channel (whose
     ///     `localAddress` has the port when `configuration` asked for port 0).
     public func makeApplication(
         configuration: ApplicationConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(), configuration: configuration, onServerRunning: onServerRunning, logger: logger)
+            router: makeRouter(), configuration: configuration, onServerRunning: onServerRunning,
+            eventLoopGroupProvider: .shared(eventLoopGroup), logger: logger)
     }
 }

@@ -1,10 +1,15 @@
 import FanOutService
 import Foundation
+import NIOCore
+import NIOPosix
+import Prometheus
 import Testing
 import Tomorrowland
+import TomorrowlandMetrics
 
 /// `GET /metrics` over loopback with curl: the Prometheus text after known requests, each
-/// counter's exact value; the pending-promise gauges only while the report is on.
+/// counter's exact value; the pending-promise gauges only while the report is on; the figures of
+/// the server's own NIO loops.
 @Suite struct MetricsEndpointTests {
     /// Each sample line of a Prometheus text exposition (`name{labels} value`), its value by
     /// its series (`name{labels}`); comment lines (`# TYPE`, `# HELP`) left out.
@@ -114,5 +119,59 @@ import Tomorrowland
             })
         // Cancelled by the hang-up, they are pending no more.
         #expect(lines.contains("after 0.0"))
+    }
+
+    @Test func theServersLoopsReportTheirTicksAndTheTimersOfAHangingQuote() async throws {
+        // As the program does: the server on a group of its own whose metrics delegate reports
+        // each loop's figures to the registry `GET /metrics` exports. One loop, so that every
+        // connection and every promise of the test runs on it.
+        let registry = PrometheusCollectorRegistry()
+        let loopMetrics = NIOLoopMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: loopMetrics)
+        try await RunningFanOutServer.with(metricsRegistry: registry, eventLoopGroup: loops) { server in
+            #expect(try await Curl.get(server.url("/quote?inventory_ms=1&pricing_ms=1&timeout_ms=20000")).status == 200)
+            let name = try #require(loopMetrics.loopNames.first)
+            #expect(loopMetrics.loopNames == [name])
+            let loop = #"{loop="\#(name)"}"#
+            let idle = Self.samples(try await Curl.get(server.url("/metrics")).body)
+            // The loop ticked (the quote's and the scrape's connections): its tick and wait
+            // timers, its items per tick, its timers gauge and its stall counter are exported.
+            #expect(Int(idle["tomorrowland_nio_loop_tick_duration_count\(loop)"] ?? "") ?? 0 > 0, "\(idle)")
+            #expect(Int(idle["tomorrowland_nio_loop_wait_duration_count\(loop)"] ?? "") ?? 0 > 0)
+            #expect(Double(idle["tomorrowland_nio_loop_tick_items_sum\(loop)"] ?? "") ?? 0 > 0)
+            #expect(idle["tomorrowland_nio_loop_stalls\(loop)"] == "0")
+
+            // A quote whose backends hang: its two backend calls and its timeout are three timers
+            // of the loop's executor, until the client hangs up and the quote is cancelled. The
+            // gauge is set when a tick ends, and the scrape's own request ends one.
+            let client = try Curl.startGet(
+                server.url("/quote?item=sofa&inventory_ms=60000&pricing_ms=60000&timeout_ms=120000"))
+            guard await server.waitUntil("inventory", .started), await server.waitUntil("pricing", .started) else {
+                Issue.record("the backends did not start")
+                return
+            }
+            #expect(await Self.scrape(server, until: "tomorrowland_nio_loop_armed_timers\(loop)", is: 3))
+            await client.hangUp()
+            #expect(await server.waitUntil("inventory", .cancelled))
+            #expect(await server.waitUntil("pricing", .cancelled))
+            #expect(await Self.scrape(server, until: "tomorrowland_nio_loop_armed_timers\(loop)", is: 0))
+        }
+        try await loops.shutdownGracefully()
+    }
+
+    /// Scrapes `GET /metrics` until `series` has `value`, for at most 20 s (a bound, not a
+    /// synchronisation: the gauge is set at the end of the loop tick after the change, and each
+    /// scrape makes the loop tick).
+    private static func scrape(_ server: RunningFanOutServer, until series: String, is value: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let body = try? await Curl.get(server.url("/metrics")).body,
+                samples(body)[series].flatMap(Double.init) == value
+            {
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
     }
 }

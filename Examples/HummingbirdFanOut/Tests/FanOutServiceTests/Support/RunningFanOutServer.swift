@@ -2,6 +2,8 @@ import FanOutService
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
+import Prometheus
 import ServiceLifecycle
 
 /// The fan-out service listening on an ephemeral loopback port for the length of one test.
@@ -17,18 +19,24 @@ struct RunningFanOutServer {
     /// Starts the service, runs `body` with it, then shuts it down gracefully (also when `body`
     /// throws).
     ///
-    /// - Parameter serviceLogger: The logger the service logs its backend calls to; warnings only
-    ///   by default.
+    /// - Parameters:
+    ///   - serviceLogger: The logger the service logs its backend calls to; warnings only by
+    ///     default.
+    ///   - metricsRegistry: Where the service's metrics go: a registry of its own by default.
+    ///   - eventLoopGroup: The server's loops: NIO's singleton group by default.
     static func with<Result: Sendable>(
         serviceLogger: Logger? = nil,
+        metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         _ body: @Sendable (RunningFanOutServer) async throws -> Result
     ) async throws -> Result {
         var logger = Logger(label: "FanOutServiceTests")
         logger.logLevel = .warning
-        let fanOut = FanOutApplication(logger: serviceLogger ?? logger)
+        let fanOut = FanOutApplication(logger: serviceLogger ?? logger, metricsRegistry: metricsRegistry)
         let (ports, portContinuation) = AsyncStream<Int?>.makeStream()
         let application = fanOut.makeApplication(
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0))
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
+            eventLoopGroup: eventLoopGroup
         ) { channel in
             portContinuation.yield(channel.localAddress?.port)
             portContinuation.finish()
