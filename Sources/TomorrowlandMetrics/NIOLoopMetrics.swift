@@ -11,7 +11,7 @@
 
     /// Per-loop figures of the loops of a SwiftNIO `MultiThreadedEventLoopGroup` reported through
     /// swift-metrics: how long each tick ran tasks and waited, how many pieces of work it ran, the
-    /// timers its ``TomorrowlandNIO/NIOEventLoopExecutor`` had armed when it ended, and the
+    /// timers its `NIOEventLoopExecutor` had armed when it ended, and the
     /// stalls. The metrics of ``EventLoopMetrics`` but the queued work, labelled
     /// `tomorrowland_nio_loop_…` by default.
     ///
@@ -27,11 +27,11 @@
     /// ``Configuration/loopDimension`` (`loop`) valued with the loop's name: its thread's name by
     /// default (NIO names them `NIO-ELT-<group>-#<loop>`), or what
     /// ``Configuration/loopName`` returns. That first tick also turns on the stall detection of
-    /// the loop's executor (``TomorrowlandNIO/NIOEventLoopExecutor/enableStallDetection(threshold:report:)``)
+    /// the loop's executor (`NIOEventLoopExecutor.enableStallDetection(threshold:report:)`)
     /// at ``Configuration/stallThreshold``, 50 ms by default, replacing any report set on it before.
     ///
     /// What it measures and what it does not:
-    /// - The tick figures are ``TomorrowlandNIO/NIOLoopTickStatistics``'s: NIO's own, with the
+    /// - The tick figures are `NIOLoopTickStatistics`'s: NIO's own, with the
     ///   executor's work counted piece by piece. Every tick of the loop is measured, whatever ran
     ///   in it.
     /// - Armed timers are the executor's (`timeout`, `delay` and `schedule(after:_:)` on the loop),
