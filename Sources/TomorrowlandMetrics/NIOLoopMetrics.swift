@@ -111,7 +111,6 @@
     /// first tick.
     final class NIOLoopMetricsRegistry: Sendable {
         private struct Entry {
-            let name: String
             let instruments: LoopInstruments
             let executor: NIOEventLoopExecutor
         }
@@ -161,13 +160,11 @@
                 guard let made = makeEntry(for: tick.eventLoopID) else { return }
                 entry = made
             }
+            guard entry.instruments.isAttached else { return }
             // The executor's timers are the loop thread's state, and this is the loop's thread.
-            let armedTimers = entry.executor.armedTimerCountOnLoopThread
-            if entry.instruments.isAttached {
-                entry.instruments.recordTick(
-                    busyTime: tick.busyTime, waitingTime: tick.waitingTime, itemCount: tick.itemCount,
-                    queuedWork: nil, armedTimers: armedTimers)
-            }
+            entry.instruments.recordTick(
+                busyTime: tick.busyTime, waitingTime: tick.waitingTime, itemCount: tick.itemCount,
+                queuedWork: nil, armedTimers: entry.executor.armedTimerCountOnLoopThread)
         }
 
         /// The first tick of a loop, on its thread: names it, makes its metrics and turns its
@@ -183,7 +180,7 @@
             let instruments = LoopInstruments(
                 labels: labels, dimensions: dimensions, measuresQueuedWork: false, factory: factory)
             let executor = NIOEventLoopExecutor.shared(for: loop)
-            let entry = Entry(name: name, instruments: instruments, executor: executor)
+            let entry = Entry(instruments: instruments, executor: executor)
             let inserted = state.withLock { state -> Bool in
                 guard !state.isDetached else { return false }
                 state.entries[eventLoopID] = entry
