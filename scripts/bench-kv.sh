@@ -11,9 +11,10 @@
 # loopkv's (the cost of those diagnostics); its INFO `# Loops` section is printed at the end, to
 # show they were on.
 #
-# BENCH_KV_PIN=1 pins the servers to the first core and redis-benchmark to the second (taskset):
-# on a small machine, where the scheduler puts the client and the server decides a run's figures
-# more than the server does (runs of one binary differ by up to 50% unpinned on 2 cores).
+# BENCH_KV_PIN=1 pins the servers to the first core and redis-benchmark to the second (taskset),
+# so that the client never takes the server's core. It does not make runs steady: on the 2-core
+# machine this was written on, runs of one binary differed by up to 50%, pinned or not; more runs
+# (BENCH_KV_RUNS) and the CPU time per request are what give a figure to compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT="${SWIFT:-swift}"
@@ -41,17 +42,18 @@ WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    # The servers write their last log lines as they stop: wait for them before removing $WORK.
+    # Wait for the servers to exit before removing $WORK: removing it while they were stopping
+    # failed once with "Directory not empty".
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     rm -rf "$WORK"
 }
+trap cleanup EXIT
 
 # cpu_ticks PID: the user and system time the process has used so far, in clock ticks.
 cpu_ticks() {
     # Fields 14 and 15 of /proc/PID/stat, counted after the command name's closing parenthesis.
     sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
-trap cleanup EXIT
 
 # start_loopkv NAME [ENV=VALUE...] -- [ARGUMENT...]: starts loopkv on an ephemeral port with the
 # environment additions and arguments given, logging to $WORK/NAME.log; sets STARTED_PID and
