@@ -276,6 +276,12 @@ let package = Package(
                 "TomorrowlandTestSupport",
             ]
         ),
+        // The transport contract: every TCP behaviour the library relies on, run on loopback
+        // sockets and on the simulated network, which must observe the same.
+        .testTarget(
+            name: "TomorrowlandTransportContractTests",
+            dependencies: ["TomorrowlandSimulation", "TomorrowlandLoop", "Tomorrowland", "TomorrowlandTestSupport"]
+        ),
         .testTarget(
             name: "TomorrowlandTestingTests",
             dependencies: [

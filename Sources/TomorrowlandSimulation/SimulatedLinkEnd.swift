@@ -33,7 +33,8 @@ final class SimulatedLinkEnd: TCPTransport {
     var receivedHead = 0
     /// The peer's end of output arrived, after all its bytes.
     var peerEndedOutput = false
-    /// The connection was reset: every read and write fails.
+    /// The connection was reset: writes fail at once; reads fail once the bytes received
+    /// before the reset are read, as a kernel keeps them.
     var isReset = false
 
     // Output
@@ -75,9 +76,13 @@ final class SimulatedLinkEnd: TCPTransport {
     }
 
     func receive(into buffer: UnsafeMutableRawBufferPointer) -> TCPTransportReceive {
-        if isReset { return .failed(.connectionReset) }
         let available = min(buffer.count, unreadCount)
-        guard available > 0 else { return peerEndedOutput ? .endOfInput : .wouldBlock }
+        guard available > 0 else {
+            // The kernel's order: the bytes received before a reset, then end of input if the
+            // peer's end came first (it stays the answer), else the reset.
+            if peerEndedOutput { return .endOfInput }
+            return isReset ? .failed(.connectionReset) : .wouldBlock
+        }
         let count = network.splitPoint(of: available)
         // Raw copy in bounds: `splitPoint(of:)` answers 1...available, and `available` is at most
         // both `buffer.count` and `unreadCount` (the bytes from `receivedHead` to the end).
@@ -93,8 +98,9 @@ final class SimulatedLinkEnd: TCPTransport {
             received.removeFirst(receivedHead)
             receivedHead = 0
         }
-        // The window opens again at the sender once it hears of the read.
-        if let peer { network.sendWindowUpdate(from: self, to: peer, count: count) }
+        // The window opens again at the sender once it hears of the read (a reset sender has
+        // no window left to open).
+        if let peer, !isReset { network.sendWindowUpdate(from: self, to: peer, count: count) }
         return .received(count)
     }
 

@@ -241,7 +241,8 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     // MARK: Faults
 
     /// Resets `connection` (it must be a connection on this network): both ends fail with
-    /// `TCPError.connectionReset`, this one at once, its peer when the reset reaches it.
+    /// `TCPError.connectionReset`, this one at once, its peer when the reset reaches it. As after
+    /// a kernel's reset, each end first reads the bytes it had received.
     public func reset(_ connection: TCPConnection) {
         guard let end = connection.transport as? SimulatedLinkEnd, end.network === self else {
             preconditionFailure("SimulatedNetwork.reset(_:) needs a connection of this network")
@@ -316,13 +317,14 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         let host = self.host(of: loop)
         // A loop of an earlier generation (the host crashed since) binds nothing.
         guard !host.isCrashed, host.loops.contains(where: { $0 === loop }) else { return .failure(.closed) }
-        let local = ["", "*", "0.0.0.0", "::", "127.0.0.1", "localhost", host.name, host.address]
-        guard local.contains(name) else { return .failure(.bindFailed(errno: EADDRNOTAVAIL)) }
+        guard let binding = SimulatedBinding(host: name, on: host) else {
+            return .failure(.bindFailed(errno: EADDRNOTAVAIL))
+        }
         let number = requested == 0 ? host.ephemeralPort() : requested
         guard host.ports[number] == nil else { return .failure(.bindFailed(errno: EADDRINUSE)) }
         guard !host.isOutOfDescriptors else { return .failure(.bindFailed(errno: EMFILE)) }
         let port = SimulatedPort(
-            network: self, host: host, port: number, loop: loop, backlogLimit: Int(options.backlog))
+            network: self, host: host, port: number, loop: loop, backlog: Int(options.backlog), binding: binding)
         host.ports[number] = port
         record(.bind, "\(host.name):\(number)")
         return .success(
@@ -338,9 +340,11 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         let attempt = SimulatedConnectAttempt(
             id: nextAttemptID, host: host, loop: loop, options: options, completion: completion)
         let target = address.description
-        let ip = String(target[..<(target.lastIndex(of: ":") ?? target.endIndex)])
+        // "10.0.0.1:7" or "[::1]:7": the address without its port and brackets.
+        var ip = target[..<(target.lastIndex(of: ":") ?? target.endIndex)]
+        if ip.hasPrefix("[") && ip.hasSuffix("]") { ip = ip.dropFirst().dropLast() }
         record(.connect, "attempt \(attempt.id) \(host.name) -> \(target)")
-        schedule(.syn(attempt, ip: ip, port: address.port), after: latency.draw(&random))
+        schedule(.syn(attempt, ip: String(ip), port: address.port), after: latency.draw(&random))
         return attempt
     }
 
@@ -403,11 +407,14 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         notifyReady(end)
     }
 
-    /// The connection let `end` go (closed): ends its output if it had not, and forgets it.
+    /// The connection let `end` go (closed): ends its output if it had not, and forgets it. A
+    /// close with received bytes still unread is a reset, as a kernel's close is then.
     func release(_ end: SimulatedLinkEnd) {
         end.isReleased = true
         record(.close, end.label)
-        if !end.outputEnded && !end.isReset && !end.host.isCrashed, let peer = end.peer, !peer.isReleased {
+        if end.unreadCount > 0 && !end.isReset && !end.host.isCrashed {
+            abort(end, reason: "closed with \(end.unreadCount)B unread")
+        } else if !end.outputEnded && !end.isReset && !end.host.isCrashed, let peer = end.peer, !peer.isReleased {
             end.outputEnded = true
             scheduleInOrder(.endOfOutput(peer), from: end)
         }
@@ -425,13 +432,17 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         hostsByAddress[ip]
     }
 
-    /// Answers `resolution` after a latency: a host's name resolves to its address.
+    /// The name every host resolves to its own loopback address, 127.0.0.1, as `/etc/hosts`
+    /// makes it resolve.
+    static let loopbackName = "localhost"
+
+    /// Answers `resolution` after a latency: a host's name resolves to its address, and
+    /// ``loopbackName`` to 127.0.0.1.
     func scheduleResolution(_ resolution: NameResolution) {
         if resolveWithFault(resolution) { return }
         let answer: Result<[TCPSocketAddress], TCPError>
-        if let host = hostsByName[resolution.host],
-            let address = TCPSocketAddress(ipAddress: host.address, port: resolution.port)
-        {
+        let ip = resolution.host == Self.loopbackName ? "127.0.0.1" : hostsByName[resolution.host]?.address
+        if let ip, let address = TCPSocketAddress(ipAddress: ip, port: resolution.port) {
             answer = .success([address])
         } else {
             answer = .failure(.addressResolutionFailed(host: resolution.host))
@@ -603,9 +614,19 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     private func arrive(_ attempt: SimulatedConnectAttempt, ip: String, port: UInt16) {
         guard !attempt.isCancelled else { return }
-        guard let server = hostsByAddress[ip] ?? (ip == "127.0.0.1" ? attempt.host : nil) else {
-            record(.drop, "attempt \(attempt.id): no host at \(ip)")
-            return
+        let server: SimulatedHost
+        let destination: SimulatedDestination
+        switch ip {
+        case "127.0.0.1":
+            (server, destination) = (attempt.host, .ipv4Loopback)
+        case "::1":
+            (server, destination) = (attempt.host, .ipv6Loopback)
+        default:
+            guard let host = hostsByAddress[ip] else {
+                record(.drop, "attempt \(attempt.id): no host at \(ip)")
+                return
+            }
+            (server, destination) = (host, .hostAddress)
         }
         switch server.incomingConnections {
         case .unanswered:
@@ -617,7 +638,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         case .answered:
             break
         }
-        guard let listening = server.ports[port], !listening.isClosed else {
+        guard let listening = server.ports[port], !listening.isClosed, listening.binding.answers(destination) else {
             schedule(.refused(attempt), after: latency.draw(&random))
             return
         }

@@ -4,15 +4,19 @@ import TomorrowlandLoop
 /// simulation.
 ///
 /// Incoming connections wait in a backlog until the listener takes them, which it does while
-/// accepting is enabled. The backlog is bounded by the listener's backlog option: as Linux does
-/// by default, an attempt beyond it is dropped, and the connecting host sends it again after its
-/// retransmission timeout (1 s, doubling), so it gets in once there is room or times out.
+/// accepting is enabled. The backlog holds what Linux's accept queue holds for the listener's
+/// backlog option: `backlog + 1` connections, the option capped at `somaxconn` (4096). An attempt
+/// beyond that is dropped, as Linux drops its SYN, and the connecting host sends it again after
+/// its retransmission timeout (1 s, doubling), so it gets in once there is room or times out.
 final class SimulatedPort: TCPAcceptor {
     unowned let network: SimulatedNetwork
     let host: SimulatedHost
     let port: UInt16
     let loop: EventLoop
+    /// How many established connections the backlog holds.
     let backlogLimit: Int
+    /// The addresses the port answers on.
+    let binding: SimulatedBinding
     weak var listener: TCPListener?
     /// Established server ends waiting for the listener, oldest first.
     var backlog: [SimulatedLinkEnd] = []
@@ -21,12 +25,22 @@ final class SimulatedPort: TCPAcceptor {
     /// Whether an accept event is queued in the network.
     var acceptScheduled = false
 
-    init(network: SimulatedNetwork, host: SimulatedHost, port: UInt16, loop: EventLoop, backlogLimit: Int) {
+    /// Linux's `somaxconn` default: the cap on a listener's backlog.
+    static let maximumBacklog = 4096
+
+    init(
+        network: SimulatedNetwork, host: SimulatedHost, port: UInt16, loop: EventLoop, backlog: Int,
+        binding: SimulatedBinding
+    ) {
         self.network = network
         self.host = host
         self.port = port
         self.loop = loop
-        self.backlogLimit = max(1, backlogLimit)
+        self.binding = binding
+        // Linux: `listen` caps the backlog at somaxconn (a negative one, taken unsigned, too), and
+        // the accept queue is full only once it holds more than that.
+        let capped = backlog < 0 ? Self.maximumBacklog : min(backlog, Self.maximumBacklog)
+        backlogLimit = capped + 1
     }
 
     func attach(to listener: TCPListener) {
@@ -53,4 +67,55 @@ final class SimulatedPort: TCPAcceptor {
             host.ends.removeAll { $0 === end }
         }
     }
+}
+
+/// The addresses a simulated listening port answers on, from the host it was given.
+enum SimulatedBinding {
+    /// "", "*", "0.0.0.0": the host's address and 127.0.0.1.
+    case everyIPv4Address
+    /// "::": IPv6 only, as a real listener on "::" is (`IPV6_V6ONLY`): ::1.
+    case everyIPv6Address
+    /// "127.0.0.1", "localhost": connections from the host itself.
+    case ipv4Loopback
+    /// "::1".
+    case ipv6Loopback
+    /// The host's name or address: connections to that address only.
+    case hostAddress
+
+    /// The binding for a listener's `host` on `simulatedHost`, nil if it is not one of the
+    /// host's addresses.
+    init?(host: String, on simulatedHost: SimulatedHost) {
+        switch host {
+        case "", "*", "0.0.0.0": self = .everyIPv4Address
+        case "::": self = .everyIPv6Address
+        // A real listener binds the first address "localhost" resolves to that binds: 127.0.0.1
+        // (see `SimulatedNetwork.loopbackName`).
+        case "127.0.0.1", SimulatedNetwork.loopbackName: self = .ipv4Loopback
+        case "::1": self = .ipv6Loopback
+        case simulatedHost.name, simulatedHost.address: self = .hostAddress
+        default: return nil
+        }
+    }
+
+    /// Whether a connection to `destination` reaches a port with this binding: one of
+    /// ``SimulatedDestination``'s kinds.
+    func answers(_ destination: SimulatedDestination) -> Bool {
+        switch (self, destination) {
+        case (.everyIPv4Address, .hostAddress), (.everyIPv4Address, .ipv4Loopback): true
+        case (.everyIPv6Address, .ipv6Loopback): true
+        case (.ipv4Loopback, .ipv4Loopback), (.ipv6Loopback, .ipv6Loopback): true
+        case (.hostAddress, .hostAddress): true
+        default: false
+        }
+    }
+}
+
+/// Which of a host's addresses a connection attempt is for.
+enum SimulatedDestination {
+    /// The host's own address, from any host.
+    case hostAddress
+    /// 127.0.0.1, from the host itself.
+    case ipv4Loopback
+    /// ::1, from the host itself.
+    case ipv6Loopback
 }

@@ -11,14 +11,15 @@ import TomorrowlandSimulation
         var drops: [Duration] = []
     }
 
-    /// A listener with a backlog of one that does not accept until two seconds in; three
-    /// clients connect at once: one fills the backlog, one gives up after 500 ms, one waits.
+    /// A listener with a backlog of 0, which holds one connection as Linux's accept queue does
+    /// (`backlog + 1`), that does not accept until two seconds in; three clients connect at
+    /// once: one fills the backlog, one gives up after 500 ms, one waits.
     private static func fullBacklog(seed: UInt64) throws -> (SimulatedNetwork, Observed) {
         let network = SimulatedNetwork(seed: seed)
         let server = network.addHost("server")
         let clients = (0..<3).map { network.addHost("client\($0)") }
         var options = TCPListenerOptions()
-        options.backlog = 1
+        options.backlog = 0
         let listener = try TCPListener.listen(host: "", port: 7, on: server.loop, options: options) { connection in
             connection.startReading { bytes in
                 connection.enqueue(bytes)

@@ -288,6 +288,9 @@ extension TCPConnection {
             case .wouldBlock:
                 break
             case .failed(let error):
+                // What arrived before the error is handed over first, as the kernel hands over
+                // the bytes that came before a reset.
+                if total > 0 { deliverInput() }
                 fail(error)
                 return
             }

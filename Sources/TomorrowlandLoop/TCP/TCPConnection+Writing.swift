@@ -39,8 +39,11 @@ extension TCPConnection {
             runCallbacks()
             return
         }
-        appendOutput(bytes)
+        // The waiter goes in before the send, so that a send that finds the peer gone rejects
+        // this write with the error that closed the connection, as `closed` reports it.
+        appendOutput(bytes, sendingNow: false)
         addFlushWaiter(resolver)
+        sendAppendedOutput()
         runCallbacks()
     }
 
@@ -138,19 +141,26 @@ extension TCPConnection {
     func appendOutput(_ bytes: UnsafeRawBufferPointer) {
         output.append(bytes)
         outputAppended(bytes.count)
+        sendAppendedOutput()
     }
 
-    func appendOutput(_ bytes: some Collection<UInt8>) {
+    /// Appends `bytes` to the output and, unless `sendingNow` is false (the caller sends with
+    /// ``sendAppendedOutput()``), sends what the transport takes now.
+    func appendOutput(_ bytes: some Collection<UInt8>, sendingNow: Bool = true) {
         let before = output.readableBytes
         output.append(bytes)
         outputAppended(output.readableBytes - before)
+        if sendingNow { sendAppendedOutput() }
     }
 
     private func outputAppended(_ count: Int) {
         bytesEnqueued &+= UInt64(count)
         if output.readableBytes >= options.writeHighWaterMark { machine.noteUnwritable() }
-        // Inside the handler the output goes out when it returns; with the write event added it
-        // goes when the socket has room.
+    }
+
+    /// Sends appended output now, unless it must wait: inside the handler the output goes out
+    /// when it returns; with the write event added it goes when the transport has room.
+    private func sendAppendedOutput() {
         if machine.sendsAppendedOutput && !isWriteEventAdded { flushOutput() }
     }
 
