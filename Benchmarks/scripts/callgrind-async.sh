@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per await for AsyncHopBench's workloads (A1-A5: Swift Concurrency on an EventLoop),
+# Instructions per await for AsyncHopBench's workloads (Swift Concurrency on an EventLoop),
 # with callgrind, as callgrind.sh does for W1-W7: two runs of different length,
 # (Ir(N2) - Ir(N1)) / extra awaits, so start-up and the warm-up iteration cancel out.
 # `BINARY=path/to/AsyncHopBench` measures another build (a baseline, say).
@@ -20,7 +20,7 @@ total_ir() {  # workload iterations
 
 echo "| workload | Ir/await |"
 echo "|---|---|"
-for workload in A1 A2 A3 A4 A5; do
+for workload in actor nonisolated promise actor-to-actor promise-later; do
     ir1="$(total_ir "$workload" 1)"
     ir2="$(total_ir "$workload" 3)"
     echo "| $workload | $(python3 -c "print(f'{($ir2 - $ir1) / (2 * 10000):.1f}')") |"

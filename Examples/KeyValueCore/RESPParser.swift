@@ -14,8 +14,8 @@
 /// while the parser waits.
 ///
 /// A struct, so that its hot state is not subject to the dynamic exclusivity checks that every
-/// mutation of a class's stored property costs (measured: a third of the instructions per
-/// request when it was a class). Not thread-safe: one parser per connection, used on that
+/// mutation of a class's stored property costs, a large share of a request's parsing. Not
+/// thread-safe: one parser per connection, used on that
 /// connection's thread; copies share the inline scratch space, so do not use two at once.
 public struct RESPParser {
     /// What one call to ``parse(_:)`` found at the front of the input.

@@ -57,7 +57,7 @@ extension Promise {
         if _slowPath(CallbackContextPropagation.isOn) {
             // Inlined like the other kinds, so that the handler still captures nothing: passed to
             // a function out of line, `whenSuppressed`, `passThrough` and `body` became closure
-            // values the handler captured, one more allocation per link (measured).
+            // values the handler captured, one more allocation per link.
             let storage = ContextCarryingCallback(
                 callback: consume callback, tokenGuard: token.guardNow,
                 capturedContext: CallbackContextPropagation.captureCurrent())

@@ -6,11 +6,11 @@
     /// The work a ``NIOEventLoopExecutor`` is given on its loop's own thread: a FIFO that one NIO
     /// task drains, up to ``batchSize`` items at a time.
     ///
-    /// Why: a NIO task is expensive when it carries one callback. Measured with callgrind on a
-    /// one-thread `MultiThreadedEventLoopGroup` (Benchmarks, W1@NIO), one `execute` per callback
-    /// cost about 2,400 instructions a hop: a closure box, the task lock, and NIO's tick loop,
-    /// which pops tasks in batches under the lock and reads the clock once per batch, so a chain
-    /// of callbacks (one ready at a time) paid a whole batch per callback. Queued here, a hop is
+    /// Why: a NIO task is expensive when it carries one callback. On a one-thread
+    /// `MultiThreadedEventLoopGroup` (Benchmarks, W1@NIO), one `execute` per callback costs, per
+    /// hop, a closure box, the task lock, and NIO's tick loop, which pops tasks in batches under
+    /// the lock and reads the clock once per batch, so a chain of callbacks (one ready at a time)
+    /// pays a whole batch per callback. Queued here, a hop is
     /// a ring-buffer append and pop, and one NIO task runs the whole chain.
     ///
     /// Order: items run in the order they were appended, never inside the call that appends them

@@ -57,7 +57,7 @@
         @exclusivity(unchecked) private(set) var earliestArmedDeadline = UInt64.max
         /// Whether a firing is running its timers (the core's round), kept here rather than read
         /// from the core: a read of the core's property from this module pays a dynamic
-        /// exclusivity check (about 75 instructions per timer).
+        /// exclusivity check on every timer.
         @exclusivity(unchecked) private var isFiring = false
 
         init(loop: NIOUnretainedLoop, monitor: NIOLoopMonitor) {

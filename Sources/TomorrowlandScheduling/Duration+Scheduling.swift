@@ -6,8 +6,8 @@ extension Duration {
     /// saturate.
     ///
     /// Computed from the 128-bit attosecond count with one 128-by-64-bit division: `components`
-    /// (a full 128-bit division and multiplications) cost about 230 instructions per timer in W5,
-    /// this about 45.
+    /// (a full 128-bit division and multiplications) costs several times as much, on every timer
+    /// scheduled.
     package var schedulingNanoseconds: UInt64 {
         let attoseconds = self.attoseconds
         if attoseconds <= 0 { return 0 }

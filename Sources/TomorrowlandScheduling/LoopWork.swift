@@ -52,12 +52,12 @@ extension LoopWork {
     /// (`swift_task_switch`), and the loop cannot know, when it starts a job, which the job will
     /// need next. Run on the task executor, a job counts as nonisolated, so entering an actor
     /// pinned to the loop hops, even from another such actor; run isolated to the loop, leaving
-    /// an actor for nonisolated code hops. Measured with callgrind (AsyncHopBench, instructions
-    /// per await, isolated → task executor): A1 1524 → 1292, A2 1375 → 435, A5 23067 → 17795,
-    /// A4 309 → 1017. A4's difference is exactly one hop per await through the loop's queue:
-    /// about 530 instructions in the runtime (enqueueing the task, its status records, the task
-    /// allocator, the thread-local executor context) and 175 in the loop (queueing and picking
-    /// the job).
+    /// an actor for nonisolated code hops. The Benchmarks package's AsyncHopBench measures both
+    /// (Benchmarks/README.md): on the task executor, awaiting an actor method, a nonisolated
+    /// function or a promise costs less, and an actor calling a second actor pinned to the same
+    /// loop pays one more hop per await through the loop's queue (the runtime enqueueing the
+    /// task, its status records, the task allocator, the thread-local executor context, then the
+    /// loop queueing and picking the job).
     ///
     /// - Parameter executor: The loop as an unowned task executor.
     @inlinable

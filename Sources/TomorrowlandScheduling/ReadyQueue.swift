@@ -33,8 +33,7 @@ extension RingBuffer where Element == ReadyEntry {
     /// Inlined into ``SchedulingCore/enqueue(_:)``, its one caller on the hot path, and through it
     /// into the loops: every hop to a loop (W1) paid the call. Written out rather than through
     /// ``RingBuffer/append(_:)``, so that the entry is built in its slot: built first and then
-    /// moved in, it cost 6 instructions more per hop (callgrind, W1 1,587 -> 1,593, W3 1,758 ->
-    /// 1,764).
+    /// moved in, it costs a copy more per hop.
     @inlinable
     @inline(__always)
     mutating func append(_ work: consuming LoopWork, deadline: UInt64, sequence: UInt64) {

@@ -74,8 +74,8 @@ package final class SchedulingCore {
 
     // Unchecked exclusivity, here and below: every access is one short call into a queue or heap
     // method, or a plain read or write, that runs no user code (work is handed back, never
-    // released or run inside), so accesses cannot overlap. The dynamic checks cost about 130
-    // instructions per timer (callgrind, W5 shape) and 150 per loop hop (W1).
+    // released or run inside), so accesses cannot overlap. The dynamic checks would be a large
+    // share of every timer's and every loop hop's cost.
     // `@usableFromInline` (internal), for the inlined ``enqueue(_:)`` and ``nextInRound()``.
     @exclusivity(unchecked) @usableFromInline var nextSequence: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var ready = ReadyQueue()
@@ -116,8 +116,8 @@ package final class SchedulingCore {
     /// Queues `work` to run now, after everything already due now.
     ///
     /// Inlinable: every promise job a loop's own thread queues (each hop of a chain on a loop)
-    /// comes through here from the loop's module; as two calls across the module boundary it
-    /// cost about 40 instructions more per hop (callgrind, W1).
+    /// comes through here from the loop's module, and as two calls across the module boundary
+    /// every hop would pay them.
     @inlinable
     @inline(__always)
     package func enqueue(_ work: consuming LoopWork) {
@@ -169,8 +169,7 @@ package final class SchedulingCore {
     /// reads its clock instead.
     ///
     /// One call for the owner's question: read from another module, ``isInRound`` is not covered
-    /// by its unchecked exclusivity, and the dynamic check cost about 60 instructions per timer
-    /// (callgrind, W8).
+    /// by its unchecked exclusivity, and every timer would pay the dynamic check.
     package func deadlineInRound(after nanoseconds: UInt64) -> UInt64? {
         isInRound ? deadline(after: nanoseconds) : nil
     }

@@ -131,8 +131,8 @@
 
         /// Names the calling thread, through `/proc/thread-self/comm`: glibc's
         /// `pthread_setname_np` is not visible to Swift, and Foundation's `Thread.name` did not
-        /// reliably reach the kernel here (measured: the thread kept its creator's name in about
-        /// one run in three). A failure leaves the name as it was: it is only a label.
+        /// reliably reach the kernel here (the thread could keep its creator's name). A failure
+        /// leaves the name as it was: it is only a label.
         static func nameCurrentThread(_ name: String) {
             let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { return }

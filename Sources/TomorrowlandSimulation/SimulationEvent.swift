@@ -49,14 +49,13 @@ struct SimulationEvent {
 
 /// The network's pending events, ordered by (time, order of scheduling).
 ///
-/// A binary min-heap on (time, sequence number): inserting into a sorted array moved a large
-/// part of it on every event, and dropping the run head every so often moved the rest (together
-/// 14% of a 100-client `loopkv-sim` run, perf). The sequence number keeps equal times in the
-/// order they were scheduled, as the sorted array did, so the order of events is the same.
+/// A binary min-heap on (time, sequence number): inserting into a sorted array would move a
+/// large part of it on every event, and dropping the run head every so often would move the
+/// rest, together a large share of a long simulation. The sequence number keeps equal times in the order they were
+/// scheduled, so events with equal times run in that order.
 ///
-/// The heap moves keys only; each action stays in its slot from insertion to removal. Moving
-/// the actions with the keys retained and released their payloads at every swap (15% of the
-/// same run).
+/// The heap moves keys only; each action stays in its slot from insertion to removal: moving
+/// the actions with the keys would retain and release their payloads at every swap.
 struct SimulationEventQueue {
     private struct Key {
         let time: UInt64

@@ -3,8 +3,9 @@ import TomorrowlandLoop
 /// When each simulated loop next has something to do, kept between steps so that picking the
 /// next event does not ask every loop of every host.
 ///
-/// Asking all of them was 60% of a 100-client `loopkv-sim` run (perf): 101 loops, each behind
-/// the loop's confinement check, for every one of a million events. Here a loop is asked again
+/// Asking all of them would dominate a large simulation (a 100-client `loopkv-sim` run: 101
+/// loops, each behind the loop's confinement check, for every one of a million events). Here a
+/// loop is asked again
 /// only when something may have given it work sooner: it ran (a turn or a callback), or another
 /// thread or loop submitted to it (its wake-up, ``SimulatedNetwork/loopWasWoken(_:)``).
 ///

@@ -28,9 +28,9 @@
     /// }
     /// ```
     ///
-    /// Off by default. Off, a registration reads one global and takes a branch: +3 to +21
-    /// instructions per callback on the benchmark workloads (+0.3% to +1.4%), within the CI's
-    /// instruction gates. While on, each registration reads the task-local and
+    /// Off by default. Off, a registration reads one global and takes a branch, a few
+    /// instructions per callback, within the CI's instruction gates. While on, each registration
+    /// reads the task-local and
     /// keeps a reference to the context, and each run binds it for the callback's duration; the
     /// costs are measured in the package's `Benchmarks/README.md`.
     ///

@@ -148,7 +148,7 @@ struct TCPListenerTests {
             connection.close()
         }
         let listener = try #require(blockingResult(of: bound)?.value)
-        // Before, from a thread that does not drive the loop, this was a precondition failure.
+        // From a thread that does not drive the loop: the call hands the work to the loop.
         listener.pauseAccepting()
         // The pause hopped to the loop; a round trip through the loop comes after it.
         #expect(blockingResult(of: Promise<Void, NoError>(on: .loop(loop)) { $0.fulfill(with: ()) }) != nil)

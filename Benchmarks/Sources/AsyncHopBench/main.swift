@@ -8,15 +8,16 @@ import TomorrowlandLoop
 // thread of its own); one unit is one await.
 //
 //   AsyncHopBench                                  every workload: ns per await, median of 5
-//   AsyncHopBench --run A1 --iterations N          one warm-up iteration, then N, untimed
+//   AsyncHopBench --run actor --iterations N       one warm-up iteration, then N, untimed
 //                                                  (what callgrind counts)
 //
-// A1  await a method of an actor pinned to the loop
-// A2  await a nonisolated async function
-// A3  await the value of a promise that loop work resolves (`loop.submit { … }`)
-// A4  inside an actor pinned to the loop, await a second actor pinned to the same loop
-// A5  await the value of a promise that loop work resolves two hops later, so that the await
-//     suspends whatever the executor form (A3's promise may be resolved before the await looks)
+// actor           await a method of an actor pinned to the loop
+// nonisolated     await a nonisolated async function
+// promise         await the value of a promise that loop work resolves (`loop.submit { … }`)
+// actor-to-actor  inside an actor pinned to the loop, await a second actor pinned to the same loop
+// promise-later   await the value of a promise that loop work resolves two hops later, so that
+//                 the await suspends whatever the executor form (`promise`'s may be resolved
+//                 before the await looks)
 
 /// An actor whose executor is the loop.
 actor Counter {
@@ -51,18 +52,18 @@ func iteration(_ workload: String, loop: EventLoop, first: Counter, second: Coun
     Task(executorPreference: loop) {
         var total = 0
         switch workload {
-        case "A1":
+        case "actor":
             for _ in 0..<unitsPerIteration { total &+= await first.increment() }
-        case "A2":
+        case "nonisolated":
             for index in 0..<unitsPerIteration { total &+= await helper(index) }
-        case "A3":
+        case "promise":
             for index in 0..<unitsPerIteration {
                 let promise: Promise<Int, NoError> = loop.submit { index }
                 if case .value(let value) = await promise.resolvedResult { total &+= value }
             }
-        case "A4":
+        case "actor-to-actor":
             total = await first.callOther(second, units: unitsPerIteration)
-        case "A5":
+        case "promise-later":
             for index in 0..<unitsPerIteration {
                 let (promise, resolver) = Promise<Int, NoError>.makeWithResolver()
                 loop.execute { loop.execute { resolver.fulfill(with: index &+ 1) } }
@@ -77,7 +78,7 @@ func iteration(_ workload: String, loop: EventLoop, first: Counter, second: Coun
     done.wait()
 }
 
-let workloads = ["A1", "A2", "A3", "A4", "A5"]
+let workloads = ["actor", "nonisolated", "promise", "actor-to-actor", "promise-later"]
 let loop = EventLoop()
 let finished = DispatchSemaphore(value: 0)
 Thread {
@@ -93,7 +94,7 @@ if arguments.first == "--run" {
     guard let workload = arguments.popFirst(), workloads.contains(workload),
         arguments.popFirst() == "--iterations", let count = arguments.popFirst().flatMap({ Int($0) })
     else {
-        fatalError("usage: AsyncHopBench [--run A1|A2|A3|A4|A5 --iterations N]")
+        fatalError("usage: AsyncHopBench [--run \(workloads.joined(separator: "|")) --iterations N]")
     }
     iteration(workload, loop: loop, first: first, second: second)
     for _ in 0..<count { iteration(workload, loop: loop, first: first, second: second) }

@@ -3,18 +3,17 @@
 /// instead of two.
 ///
 /// The derived promise's ``PromiseCore/Handler`` is then a closure that captures nothing (it
-/// reads all it needs from this box), which Swift represents without a heap context. Before,
-/// the handler captured the callback, the context and the token guard, and that context was a
-/// second allocation per link, about 300 instructions with its retains and its free (W1,
-/// callgrind).
+/// reads all it needs from this box), which Swift represents without a heap context. A handler
+/// capturing the callback, the context and the token guard would need a context of its own: a
+/// second allocation per link, with its retains and its free.
 ///
 /// ## The callback's storage
 /// The callback (a ``CallbackStorage``: the user's closure, and the token guard of callbacks
 /// that have one) lives in ``rawStorage``, words of a trivial type, and
 /// ``DerivedBox/holdsCallback`` says whether it is there. A class's deinit is unspecialised
 /// generic code: a field of the callback's own (generic) type would be destroyed there through
-/// its type's value witnesses, and for an optional closure (empty by then in all but a rare
-/// case) that cost ~40 instructions per `map` link (W1). A field of a type known to be trivial
+/// its type's value witnesses, calls that every `map` link would pay for an optional closure
+/// that is empty by then in all but a rare case. A field of a type known to be trivial
 /// (`BitwiseCopyable`) is not destroyed at all; the deinit destroys the callback itself, through
 /// its type, only when it is still there.
 ///

@@ -6,8 +6,8 @@
 /// words. Its methods are unspecialised generic code, but they touch only non-generic fields.
 ///
 /// The handler is a `let`: calling a closure stored in a `var` copies it for the call (a
-/// `swift_retain` and a `swift_release` of its context, even a null one: ~17 instructions per
-/// call, two calls per `map` link on a loop, W1), because the call could reassign the field;
+/// `swift_retain` and a `swift_release` of its context, even a null one, twice per `map` link
+/// on a loop), because the call could reassign the field;
 /// a `let` is called in place. So a handler is never released before its box is, and must
 /// not capture what B7 wants released on the callback's context: the user's closures live in
 /// the ``CallbackBox`` instead, which hands them out to be released where they run.

@@ -11,24 +11,19 @@
 /// The lock policy: everything that keeps state behind a lock uses this type (an `EventLoop`'s
 /// inbox, a `TestLoop`'s state, the late-work policy, name resolution, the NIO executors' table,
 /// the deinit watcher, the service runner, the tests' recorders). The one other lock is
-/// ``SpinLock``, and only for the promise core's per-object sections, where a figure shows why
-/// (see there).
-///
-/// Figures from `Benchmarks/scripts/lock-costs.sh` (callgrind, Swift 6.3.1, x86_64 Linux):
-///
-/// | | a lock and an unlock, uncontended | an object holding the lock, made, locked once, freed |
-/// |---|---|---|
-/// | `LockedValue` | 72 instructions | 1,023 instructions, 3 allocations |
-/// | `Synchronization.Mutex` | 27 | 406, 1 |
-/// | ``SpinLock`` | 16 | 328, 1 |
+/// ``SpinLock``, and only for the promise core's per-object sections, where the cost of this one
+/// shows (see there). `Benchmarks/scripts/lock-costs.sh` measures the three locks; the figures
+/// are in `Benchmarks/README.md`, "Lock costs". An object holding this lock makes 3 allocations
+/// (the object, this class's instance and its mutex), one holding a ``SpinLock`` or a
+/// `Synchronization.Mutex` 1.
 ///
 /// Why not `Synchronization.Mutex`, cheaper as it is: on Swift 6.3.1 (Linux) it locks with
 /// futex calls inside the uninstrumented Synchronization library, so ThreadSanitizer does not
 /// see its ordering and reports races on state it does protect (`lock-costs.sh --tsan`: four
-/// threads, the counts right, 2 to 7 reports every run), and `swift test --sanitize=thread` is
-/// a gate here. TSan intercepts the pthread calls. Where this type sits, 45 instructions more per
-/// lock are small beside the work done under it (a cross-thread submission also writes an
-/// `eventfd`; a `TestLoop` call runs the scheduling engine).
+/// threads, the counts right, reports every run), and `swift test --sanitize=thread` is a gate
+/// here. TSan intercepts the pthread calls. Where this type sits, its dearer lock and unlock are
+/// small beside the work done under it (a cross-thread submission also writes an `eventfd`; a
+/// `TestLoop` call runs the scheduling engine).
 ///
 /// Why not a spin lock: a contended waiter (four producer threads on two cores in the loop's
 /// cross-thread stress test) would burn its time slice while the holder is descheduled; a

@@ -27,7 +27,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     deinit {
         // Written out, so that the compiler does not destroy `next` with the loop it generates
         // for a class linked to its own type: that loop starts with a `swift_retain` and a
-        // `swift_release` even of `nil` (~20 instructions per node, W1), and `next` is `nil` when
+        // `swift_release` even of `nil`, paid by every node, and `next` is `nil` when
         // almost every node dies (a list's nodes are taken out one by one, a job's source is taken
         // by `run()` or `abandon()`). A chain that does die here is still released iteratively,
         // node by node while this reference is the last one, never by recursion.
@@ -129,7 +129,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     ///
     /// The common case of every callback on a loop. `context` is borrowed (it is stored in the
     /// node), so the executor is neither retained nor released around the call. Keep the
-    /// `switch`: an `if case`/`guard case` binding copies the whole context first (measured).
+    /// `switch`: an `if case`/`guard case` binding copies the whole context first.
     @usableFromInline
     @inline(__always)
     final func submitAsJob(onExecutorOf context: borrowing PromiseContext, source: PromiseCore) -> Bool {
@@ -163,8 +163,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// ``HandlerOutcome/submitted``).
     ///
     /// `@inlinable`, not just `@usableFromInline`: the families are specialised in the caller's
-    /// module, and a call here (returning the outcome indirectly) cost a `map` link 27
-    /// instructions (W1 1,587 -> 1,614, callgrind).
+    /// module, and a call here (returning the outcome indirectly) would be paid by every `map`
+    /// link.
     @inlinable
     @inline(__always)
     final func submitOrDispatch(
@@ -186,7 +186,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
             return
         }
         // `take()`: moves the reference out, no retain/release pair. (Binding it with `if let`
-        // instead costs a retain and a release per job, measured.)
+        // instead costs a retain and a release per job.)
         // CoreInvariants: "The meanings of next": a job's `next` is its source (`nil` checked above).
         let source = unsafeDowncast(next.take().unsafelyUnwrapped, to: PromiseCore.self)
         ExecutionFlags.with(isExecutingNow: false) { run(source: source) }

@@ -25,7 +25,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
 
     // Field order and sizes are chosen so that a `map` link's box (a ``CallbackBox``) fits in
     // 120 bytes: glibc frees chunks of at most 128 bytes to its fast bins, larger ones through
-    // the consolidating path, which cost a `map` link ~200 instructions more (W1, callgrind).
+    // the consolidating path, a slower free for every `map` link.
     // The lock, the three flags and the observer count share one 8-byte word.
     @usableFromInline
     let lock = SpinLock()
@@ -50,7 +50,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     var callbackHead: PromiseCallbackNode?
     /// The cancel handlers, in registration order; `nil`, never an empty array, when there are
     /// none: destroying `nil` is a `swift_release` of null, the empty array's shared storage
-    /// costs twice as much (~9 instructions per box dying, W1, and as much per resolution).
+    /// costs twice as much, once per box dying and once per resolution.
     @usableFromInline
     @exclusivity(unchecked)
     var cancelHandlers: [CancelHandler]?
@@ -155,7 +155,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// node is in no list, `callbackHead` once its list moved to the node), and an assignment
     /// would release their old value all the same, two calls of `swift_release` with `nil` per
     /// registration. (Not in ``registerReturningReady(_:)``, whose node is `consuming`: there the
-    /// swaps cost a retain and a release more, +52 instructions per W2 callback and W3 promise.)
+    /// swaps cost a retain and a release more.)
     @usableFromInline
     @inline(__always)
     final func pushLocked(_ node: PromiseCallbackNode) {

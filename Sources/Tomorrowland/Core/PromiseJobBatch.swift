@@ -62,8 +62,8 @@ final class PromiseJobBatch: PromiseJob, @unchecked Sendable {
         }
         // Gathering runs the callbacks one after the other: right for a serial executor only,
         // where they could not have run side by side anyway. The drain remembers a "no", so the
-        // cast is paid once per list, not per callback (per callback it cost ~500 Ir, measured on a
-        // NIO loop before its executor became serial).
+        // cast (a protocol conformance check, too costly to pay per callback) is paid once per
+        // list, not per callback.
         guard executor is any SerialPromiseExecutor else { return .executorNotSerial }
         var last = second
         while let following = last.next, following.batchExecutorIdentity == identity {

@@ -8,16 +8,15 @@ import Synchronization
 /// core's per-object lock (a promise's state, its tokens, timers, retries, operations, a
 /// delayed promise's handler, a Dispatch timer's work).
 ///
-/// The library's lock for state is ``LockedValue``; this is the one exception, where a figure
-/// shows why (`Benchmarks/scripts/lock-costs.sh`, callgrind, see ``LockedValue`` for the table):
-/// an object that holds a `LockedValue` costs 3 allocations and 1,023 instructions to make, lock
-/// once and free, one that holds this lock 1 allocation and 328. Every promise holds one, so a
-/// `LockedValue` there would take W1 from 2 to 4 allocations per link
-/// (`Benchmarks/allocation-budgets.txt`) and add about 700 instructions to its 1,587. A lock and
-/// an unlock cost 16 instructions here, 72 with `LockedValue`. It is a stored `~Copyable`
-/// struct: no allocation of its own.
+/// The library's lock for state is ``LockedValue``; this is the one exception, because every
+/// promise holds one: an object that holds a `LockedValue` makes 3 allocations, one that holds
+/// this lock 1, so a `LockedValue` there would take W1 from 2 to 4 allocations per link
+/// (`Benchmarks/allocation-budgets.txt`) and make every `map` link much dearer, with a dearer
+/// lock and unlock besides (`Benchmarks/scripts/lock-costs.sh`; the figures are in
+/// `Benchmarks/README.md`, "Lock costs"). It is a stored `~Copyable` struct: no allocation of
+/// its own.
 ///
-/// Why not `Synchronization.Mutex` (27 instructions, no allocation either): on Linux with Swift
+/// Why not `Synchronization.Mutex` (no allocation either): on Linux with Swift
 /// 6.3.1 its futex-based implementation is invisible to ThreadSanitizer, which then reports races
 /// on everything it protects (`lock-costs.sh --tsan`); the atomic operations here are
 /// instrumented, so TSan sees the happens-before edges.

@@ -5,9 +5,9 @@ import CTomorrowlandSupport
 // reach its loop, but none may keep the other alive. (A child's one inline link to its upstream
 // needs no count at all: see `UpstreamLink`.) That is a weak
 // reference. Swift's `weak` moves the target's reference counts into a side table: one more
-// allocation per target and slow-path retain/release on it forever after, which measured as 40%
-// of a `map` link, and a tenth of a timer's schedule and cancel on a loop (and slower
-// submissions). These runtime entry points give the same guarantee without a side table: an
+// allocation per target and slow-path retain/release on it forever after, a large share of a
+// `map` link and of a timer's schedule and cancel on a loop (and slower submissions). These
+// runtime entry points give the same guarantee without a side table: an
 // unowned reference keeps the object's memory (not the object) alive with the inline unowned
 // count, and try-retain returns a strong reference only if the object is not being
 // deinitialized. They are the functions compiled Swift code calls for `unowned` and `weak`; their

@@ -5,9 +5,9 @@ import CTomorrowlandSupport
 /// count at all.
 ///
 /// ``UnownedReference`` keeps the target's memory alive with the runtime's unowned count; for
-/// this link, whose every promise derived by a callback has one, that count cost a `map` link
-/// about 87 instructions (the retain when it links, the release when it resolves), a twentieth
-/// of W1. The link does not need it, because of how links are made and undone (the **link
+/// this link, whose every promise derived by a callback has one, that count would cost every
+/// `map` link an unowned retain when it links and a release when it resolves. The link does not
+/// need it, because of how links are made and undone (the **link
 /// rule**):
 ///
 /// 1. A promise links to an upstream `U` only while it puts itself, or a ``PipeNode`` into

@@ -5,8 +5,8 @@ import CTomorrowlandSupport
 /// registered, and runs with that context restored (BehaviourRules: B10).
 ///
 /// Off by default. Off, a registration reads one C global (an atomic load) and takes a
-/// predictable branch: +3 to +21 instructions per callback on the benchmark workloads
-/// (Benchmarks/README.md, "Context propagation: what it costs"). While on, a registration calls the capture function and keeps
+/// predictable branch, a few instructions per callback (Benchmarks/README.md, "Context
+/// propagation: what it costs"). While on, a registration calls the capture function and keeps
 /// its result; a `map` link keeps it in its ``CallbackBox`` (a larger storage kind,
 /// ``ContextCarryingCallback``), the other callbacks in a wrapping closure.
 ///

@@ -5,8 +5,7 @@
 /// Transitions hand back what to cancel; the owner does it after unlocking (an executor's handle
 /// or reservation is any type, and cancelling it takes the executor's locks). The handle and the
 /// reservation only ever move (`take()`), never get copied: copying an optional existential goes
-/// through its value witnesses, which cost about 500 instructions per timeout (callgrind, W8)
-/// when this was an enum with existential payloads.
+/// through its value witnesses, a cost every timeout would pay.
 @usableFromInline
 struct PromiseTimerState {
     @usableFromInline
@@ -153,7 +152,7 @@ protocol PromiseTimerTarget: PromiseTimerJob {
 /// one small allocation per armed timer, and nothing else around the work.
 ///
 /// Not generic: a generic hold for a timeout's generic box would cost a runtime metadata lookup
-/// per timer (about 250 instructions, callgrind W8).
+/// per timer.
 @usableFromInline
 final class PromiseTimerHold: Sendable {
     let target: any PromiseTimerTarget

@@ -32,7 +32,7 @@ final class TimeoutBox<Value, Error, E>: DerivedBox<PromiseResult<Value, E>>, Pr
     /// The context's executor, as evaluated when the timeout was made: where the timer is armed,
     /// and cancelled. Kept rather than asked of `context` again: the reference the timeout took
     /// anyway moves here, and the cancel inside the upstream's `fulfill` needs no second lookup
-    /// (with its retain and release, about 70 instructions per timeout, callgrind W8).
+    /// (nor the retain and release that would come with it).
     @usableFromInline
     let executor: any PromiseExecutor
     /// The timer; guarded by the core's `lock`.

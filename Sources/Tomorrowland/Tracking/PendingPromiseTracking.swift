@@ -26,11 +26,11 @@ import CTomorrowlandSupport
 /// future, the library's own included (a `sleep` or a TCP connect is named by its site in the
 /// library). Derived promises (`map`, `then`, …) are not recorded: they wait for a root that is.
 ///
-/// Cost (callgrind, W3 of `Benchmarks/`: a pending promise, one observer, fulfil): off, a root
-/// promise costs about 4 instructions more (one relaxed load and a branch) and a derived promise
-/// or a callback nothing, since a recorded promise gets a box subclass of its own. On, a recorded
-/// root costs about 2,650 instructions (a lock, a dictionary insertion and removal, the clock) and
-/// a 136-byte record while it lives; with sampling at 100, about 70 per root.
+/// Cost: off, a root promise pays one relaxed load and a branch, and a derived promise or a
+/// callback nothing, since a recorded promise gets a box subclass of its own. On, a recorded root
+/// pays a lock, a dictionary insertion and removal and a clock reading, and keeps a 136-byte
+/// record while it lives; with sampling, every root pays a call and a count, one in N the rest.
+/// The figures: `Benchmarks/README.md`, "The pending-promise report: what it costs".
 public enum PendingPromiseTracking {
     /// The environment variable read at start-up: a positive number N turns tracking on with
     /// sampling interval N (`1`: every root promise).

@@ -69,8 +69,8 @@ public final class TCPConnection: @unchecked Sendable {
         }
     }
     /// ``transport``, with a socket concrete: the libevent path calls it directly (inlined), not
-    /// through the protocol's witness table (TCPEchoBench, callgrind: the witness calls and their
-    /// result enums were about 3% of a round trip's instructions).
+    /// through the protocol's witness table, whose calls and result enums cost a measurable share
+    /// of a round trip (TCPEchoBench).
     let carrier: TCPTransportCarrier
     let options: TCPConnectionOptions
 
@@ -78,7 +78,7 @@ public final class TCPConnection: @unchecked Sendable {
     //
     // `@exclusivity(unchecked)`: touched on the loop's thread only, one access at a time (no
     // `inout` access spans a call that could reach another); the dynamic exclusivity checks
-    // were a tenth of the instructions of a promise-read round trip (callgrind).
+    // would be a large share of a promise-read round trip.
     // LoopInvariants: "Loop confinement".
 
     /// Every decision about what happens next; the flags below are the storage's own (which
