@@ -161,8 +161,8 @@ public final class KeyValueWorld: @unchecked Sendable {
     private var drawsGracefulRestarts = false
     private var gracefulRestartCount = 0
     private var serverRestartCount = 0
-    /// Virtual time of the last reply or lost command: a run that goes long without either is
-    /// stuck.
+    /// Virtual time of the last reply, lost command or client done: a run that goes long without
+    /// any is stuck.
     private var lastProgress = Duration.zero
     private var clients: [SimulatedKeyValueClient] = []
     private var model = KeyspaceModel(unixMillisecondsAtZero: KeyValueWorld.unixMillisecondsAtZero)
@@ -365,9 +365,26 @@ public final class KeyValueWorld: @unchecked Sendable {
             if network.now > timeLimit {
                 fail("over \(timeLimit) of virtual time")
             } else if network.now - lastProgress > stuckAfter {
-                fail("no reply and no lost command for \(network.now - lastProgress)")
+                fail("no reply, no lost command and no client done for \(network.now - lastProgress); \(waitingFor)")
             }
         }
+    }
+
+    /// What a run that stopped making progress waits for: the server's state, and each client not
+    /// done (its replies outstanding, or what it is doing).
+    private var waitingFor: String {
+        let serverState: String
+        if server == nil {
+            serverState = "down"
+        } else if isRestartingGracefully {
+            serverState = "stopping (SIGTERM)"
+        } else {
+            serverState = "up (generation \(serverHost.generation))"
+        }
+        let waiting = clients.filter { !$0.isDone }
+        let shown = waiting.prefix(10).map(\.waitingFor).joined(separator: " | ")
+        let more = waiting.count > 10 ? " | and \(waiting.count - 10) more" : ""
+        return "server \(serverState); clients not done: \(waiting.count): \(shown)\(more)"
     }
 
     /// A delay drawn uniformly between 1 µs and twice `mean`.
@@ -394,7 +411,10 @@ public final class KeyValueWorld: @unchecked Sendable {
         lostCount += count
         lastProgress = network.now
     }
-    func clientFinished() { finishedClients += 1 }
+    func clientFinished() {
+        finishedClients += 1
+        lastProgress = network.now
+    }
 
     func fail(_ message: String) {
         guard failure == nil else { return }
