@@ -42,9 +42,9 @@ public final class KeyValueWorld: @unchecked Sendable {
         /// Mean virtual time between two connection resets; the other kinds of fault are rarer,
         /// in proportion (see ``faultPlan``).
         public var faultInterval: Duration
-        /// Mean virtual time between two crashes of the server, and between two graceful
-        /// restarts (SIGTERM, then a new process): 1 s for back-to-back clients, 30 s for
-        /// paced ones. Either one loses the key space.
+        /// Mean virtual time between two crashes of the server, and from the start of a server
+        /// process to its graceful restart (SIGTERM, then a new process): 1 s for back-to-back
+        /// clients, 30 s for paced ones. Either one loses the key space.
         public var restartInterval: Duration
         /// How many of the network's last trace entries ``Outcome/trace`` keeps (the run keeps
         /// no more: a full trace of a large run is hundreds of megabytes).
@@ -159,10 +159,17 @@ public final class KeyValueWorld: @unchecked Sendable {
     private var isRestartingGracefully = false
     /// Whether graceful restarts are still drawn (until the clients are done).
     private var drawsGracefulRestarts = false
+    /// The running process's SIGTERM, drawn when it started: called off if the process is gone
+    /// first (crashed), so that no signal goes to a process that is not there.
+    private var pendingSIGTERM: SimulatedScheduledActionHandle?
+    /// How the stopping process exits (its grace period's end, or its stop once done): called
+    /// off when the other comes first, or when it crashes meanwhile, so that the trace names only
+    /// the exit that happened.
+    private var pendingExits: [SimulatedScheduledActionHandle] = []
     private var gracefulRestartCount = 0
     private var serverRestartCount = 0
-    /// Virtual time of the last reply or lost command: a run that goes long without either is
-    /// stuck.
+    /// Virtual time of the last reply, lost command or client done: a run that goes long without
+    /// any is stuck.
     private var lastProgress = Duration.zero
     private var clients: [SimulatedKeyValueClient] = []
     private var model = KeyspaceModel(unixMillisecondsAtZero: KeyValueWorld.unixMillisecondsAtZero)
@@ -238,6 +245,8 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func finish() -> Outcome {
         network.faultPlan = .none
         drawsGracefulRestarts = false
+        pendingSIGTERM?.cancel()
+        pendingSIGTERM = nil
         // Longer than any fault under way lasts (the server's timers keep the network busy, so
         // "until idle" would not end while it runs).
         network.run(for: .seconds(1))
@@ -283,6 +292,7 @@ public final class KeyValueWorld: @unchecked Sendable {
             logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
         self.server = server
         startedServers.append(WeakServer(server: server))
+        if drawsGracefulRestarts { scheduleGracefulRestart() }
         let started = server.start()
         started.always(on: .immediate) { [unowned self] result in
             if case .value = result { return }
@@ -297,19 +307,23 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func serverLostItsMemory() {
         server = nil
         isRestartingGracefully = false
+        pendingSIGTERM?.cancel()
+        pendingSIGTERM = nil
+        for exit in pendingExits { exit.cancel() }
+        pendingExits = []
         serverRestartCount += 1
         model = KeyspaceModel(unixMillisecondsAtZero: Self.unixMillisecondsAtZero)
         inFlight.removeAll()
         readCounts.removeAll()
     }
 
-    /// Schedules the next graceful restart of the server at a seeded instant.
+    /// Schedules the graceful restart of the running server process at a seeded instant (the
+    /// next process draws its own when it starts).
     private func scheduleGracefulRestart() {
         let delay = drawDelay(mean: configuration.restartInterval)
-        network.schedule(after: delay, named: "SIGTERM to the server") { [unowned self] in
-            guard drawsGracefulRestarts else { return }
+        pendingSIGTERM = network.schedule(after: delay, named: "SIGTERM to the server") { [unowned self] in
+            pendingSIGTERM = nil
             restartGracefully()
-            scheduleGracefulRestart()
         }
     }
 
@@ -323,8 +337,12 @@ public final class KeyValueWorld: @unchecked Sendable {
         gracefulRestartCount += 1
         let generation = serverHost.generation
         let exit: @Sendable () -> Void = { [unowned self] in
-            // Crashed meanwhile (and perhaps restarted): that process is gone already.
-            guard serverHost.generation == generation, !serverHost.isCrashed, isRestartingGracefully else { return }
+            // A crash meanwhile cancels the exits (`serverLostItsMemory`), so this process is the
+            // one stopping.
+            guard serverHost.generation == generation, !serverHost.isCrashed, isRestartingGracefully else {
+                fail("the exit of server generation \(generation) ran after that process was gone")
+                return
+            }
             network.crash(serverHost)
             let downtime = Duration.microseconds(Int64.random(in: 10_000...200_000, using: &random))
             network.schedule(after: downtime, named: "server starts again") { [unowned self] in
@@ -333,13 +351,19 @@ public final class KeyValueWorld: @unchecked Sendable {
             }
         }
         let stopped = server.stop()
-        // Both as events of the network, outside the loops: a crash may not run inside loop work.
-        stopped.always(on: .immediate) { [unowned self] _ in
-            network.schedule(after: .zero, named: "server exits, stopped", exit)
-        }
-        network.schedule(after: Self.gracePeriod, named: "server exits, grace period over") {
+        // Both exits as events of the network, outside the loops: a crash may not run inside
+        // loop work. Whichever comes first calls the other off.
+        let graceOver = network.schedule(after: Self.gracePeriod, named: "server exits, grace period over") {
             stopped.requestCancel()
             exit()
+        }
+        pendingExits = [graceOver]
+        stopped.always(on: .immediate) { [unowned self] result in
+            // Cancelled: the grace period is over, and its exit is under way. A crash meanwhile
+            // (the stop then completes as the loops shut down): nothing is left to exit.
+            guard case .value = result, serverHost.generation == generation, isRestartingGracefully else { return }
+            graceOver.cancel()
+            pendingExits = [network.schedule(after: .zero, named: "server exits, stopped", exit)]
         }
     }
 
@@ -365,9 +389,26 @@ public final class KeyValueWorld: @unchecked Sendable {
             if network.now > timeLimit {
                 fail("over \(timeLimit) of virtual time")
             } else if network.now - lastProgress > stuckAfter {
-                fail("no reply and no lost command for \(network.now - lastProgress)")
+                fail("no reply, no lost command and no client done for \(network.now - lastProgress); \(waitingFor)")
             }
         }
+    }
+
+    /// What a run that stopped making progress waits for: the server's state, and each client not
+    /// done (its replies outstanding, or what it is doing).
+    private var waitingFor: String {
+        let serverState: String
+        if server == nil {
+            serverState = "down"
+        } else if isRestartingGracefully {
+            serverState = "stopping (SIGTERM)"
+        } else {
+            serverState = "up (generation \(serverHost.generation))"
+        }
+        let waiting = clients.filter { !$0.isDone }
+        let shown = waiting.prefix(10).map(\.waitingFor).joined(separator: " | ")
+        let more = waiting.count > 10 ? " | and \(waiting.count - 10) more" : ""
+        return "server \(serverState); clients not done: \(waiting.count): \(shown)\(more)"
     }
 
     /// A delay drawn uniformly between 1 µs and twice `mean`.
@@ -394,7 +435,10 @@ public final class KeyValueWorld: @unchecked Sendable {
         lostCount += count
         lastProgress = network.now
     }
-    func clientFinished() { finishedClients += 1 }
+    func clientFinished() {
+        finishedClients += 1
+        lastProgress = network.now
+    }
 
     func fail(_ message: String) {
         guard failure == nil else { return }

@@ -7,6 +7,13 @@ import TomorrowlandSimulation
 /// the connection was lost), and reconnects after a lost connection. Paced, it waits a seeded
 /// think time before each write and stops at a deadline on the virtual clock.
 ///
+/// A think time belongs to the client, not to a connection: one lost while the client thinks is
+/// replaced meanwhile, and the write goes as soon as the think time is over and a connection is
+/// there; past the deadline, the client stops then, connected or not. Were a think time started
+/// anew on each connection, a client whose connections live shorter than its think times (a
+/// server restarting every few hundred milliseconds) would almost never write, and, as it reads
+/// its deadline when a write is due, never stop.
+///
 /// Which reply each command must get is decided by the ``KeyValueWorld``, which applies the
 /// command to the model at the moment the server reads its last byte; the client compares what
 /// it reads with that.
@@ -33,8 +40,13 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     private let deadline: Duration?
     /// The mean think time before each command, in microseconds; 0 sends at once.
     private let meanThinkMicroseconds: Int64
-    /// The connection a think time was started for, while it runs.
-    private var thinking: TCPConnection?
+    /// Whether a think time runs: the next write waits for its end.
+    private var isThinking = false
+    /// Whether the next write is due (its think time is over) and waits for a connection.
+    private var isReadyToSend = false
+    /// When the client connected or started connecting, thought, or sent last, and what that
+    /// was: for the report of a run that stopped making progress.
+    private var lastStep: (time: Duration, what: String) = (.zero, "created")
     private(set) var connection: TCPConnection?
     /// Commands sent and not answered yet, in the order they were sent.
     private(set) var outstanding: [Outstanding] = []
@@ -62,6 +74,7 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
 
     func connect() {
         let loop = host.loop
+        note("connecting")
         TCPConnection.connect(host: "server", port: KeyValueWorld.port, on: loop, timeout: .milliseconds(500))
             .always(on: .loop(loop)) { [self] result in
                 switch result {
@@ -72,11 +85,12 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
     }
 
     private func connected(_ connection: TCPConnection) {
-        guard !world.isFinished else {
+        guard !world.isFinished, !isDone else {
             connection.close()
             return
         }
         self.connection = connection
+        note("connected as \(key(of: connection))")
         inbox.removeAll()
         connection.startReading { [weak self, weak connection] bytes in
             guard let self, let connection else { return bytes.count }
@@ -87,36 +101,44 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
             guard let connection, connection === self.connection else { return }
             disconnected(orderly: error == nil)
         }
-        sendNext()
+        if isReadyToSend {
+            send()
+        } else if !isThinking {
+            sendNext()
+        }
     }
 
     /// Sends the next command, after a think time when paced.
     private func sendNext() {
-        guard let connection, !world.isFinished else { return }
+        guard !world.isFinished, !isDone else { return }
         guard meanThinkMicroseconds > 0 else {
-            send(on: connection)
+            send()
             return
         }
         // Uniform around the mean: 1 µs to twice the mean.
         let think = Duration.microseconds(Int64.random(in: 1...(2 * meanThinkMicroseconds), using: &random))
-        thinking = connection
-        _ = host.loop.schedule(after: think) { [self, weak connection] in
-            // A lost connection meanwhile: its reconnection starts a think time of its own.
-            guard let connection, thinking === connection, self.connection === connection else { return }
-            thinking = nil
-            send(on: connection)
+        isThinking = true
+        note("thinking until \(host.loop.now + think)")
+        _ = host.loop.schedule(after: think) { [self] in
+            isThinking = false
+            send()
         }
     }
 
-    private func send(on connection: TCPConnection) {
-        guard !world.isFinished else { return }
+    /// Sends the next write on the connection, or, without one, as soon as one is established;
+    /// past the deadline or out of commands, finishes instead (connected or not).
+    private func send() {
+        guard !world.isFinished, !isDone else { return }
         guard remaining > 0, deadline.map({ host.loop.now < $0 }) ?? true else {
-            isDone = true
-            self.connection = nil
-            connection.close(afterFlushing: true)
-            world.clientFinished()
+            finish()
             return
         }
+        guard let connection else {
+            isReadyToSend = true
+            note("ready to send, waiting for a connection")
+            return
+        }
+        isReadyToSend = false
         // One write in eight carries 2 to 4 commands (pipelining); QUIT only ever goes alone
         // (the server ignores what follows it).
         let batch =
@@ -135,7 +157,45 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
             outstanding.append(Outstanding(command: command, connectionKey: connectionKey, expected: known))
             world.sending(command, length: encoded.count, from: self, on: connectionKey)
         }
+        note("sent \(batch) on \(connectionKey)")
         _ = connection.write(bytes)
+    }
+
+    /// Done: closes the connection, if any, after what it has to send, and connects no more.
+    private func finish() {
+        isDone = true
+        isReadyToSend = false
+        note("done")
+        if let connection {
+            self.connection = nil
+            connection.close(afterFlushing: true)
+        }
+        world.clientFinished()
+    }
+
+    private func note(_ what: String) {
+        lastStep = (host.loop.now, what)
+    }
+
+    /// What the client waits for, for the report of a run that stopped making progress: its
+    /// commands in flight and whether the server read them, or its state and its last step.
+    var waitingFor: String {
+        if !outstanding.isEmpty {
+            let read = outstanding.count { $0.expected != nil }
+            let on = connection.map { "on \(key(of: $0))" } ?? "with no connection"
+            let replies = outstanding.count == 1 ? "1 reply" : "\(outstanding.count) replies"
+            return "client\(index): waiting for \(replies) \(on), the server having read \(read) of the commands;"
+                + " last step at \(lastStep.time): \(lastStep.what)"
+        }
+        let state: String
+        if isThinking {
+            state = "thinking"
+        } else if isReadyToSend {
+            state = "ready to send, no connection"
+        } else {
+            state = connection == nil ? "connecting" : "connected, nothing to send"
+        }
+        return "client\(index): \(state); last step at \(lastStep.time): \(lastStep.what)"
     }
 
     private func read(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
@@ -206,7 +266,7 @@ final class SimulatedKeyValueClient: @unchecked Sendable {
             return
         }
         connection = nil
-        thinking = nil
+        note("connection lost (\(orderly ? "closed by the server" : "reset"))")
         if !outstanding.isEmpty {
             world.lost(outstanding.count)
             outstanding = []

@@ -2,9 +2,9 @@ extension SimulatedNetwork {
     /// The faults the network injects by itself, every choice drawn from its seed;
     /// ``SimulatedFaultPlan/none`` by default.
     ///
-    /// Setting a plan starts its draws from ``now`` and stops those of the plan it replaces; the
+    /// Setting a plan starts its draws from ``now`` and drops those of the plan it replaces; the
     /// ends of faults already injected still come (partitions heal, crashed hosts restart, hosts
-    /// answer again, descriptors come back). While a plan with a timed kind is set, its draws are
+    /// answer again, descriptors come back), and then, with no plan, the network can be idle. While a plan with a timed kind is set, its draws are
     /// pending events, so the network is never idle: set ``SimulatedFaultPlan/none`` before
     /// ``runUntilIdle(maxEvents:)``. See ``SimulatedFaultPlan`` for each kind, and for how a
     /// caller reacts to crashes and restarts (``onHostCrash``, ``onHostRestart``).
@@ -15,6 +15,8 @@ extension SimulatedNetwork {
         set {
             faultState.plan = newValue
             faultState.planGeneration += 1
+            for draw in faultState.pendingDraws.values { draw.isCancelled = true }
+            faultState.pendingDraws = [:]
             for kind in PlannedFault.allCases {
                 if let mean = kind.meanInterval(in: newValue) { scheduleDraw(of: kind, mean: mean) }
             }
@@ -28,7 +30,7 @@ extension SimulatedNetwork {
         let twice = mean.simulationNanoseconds.multipliedReportingOverflow(by: 2)
         let delay = random.number(in: 1...max(1, twice.overflow ? UInt64.max : twice.partialValue))
         // Unowned: the event lives in the network's own queue, so it never outlives the network.
-        scheduleOwnAction(after: delay) { [unowned self] in
+        faultState.pendingDraws[kind] = scheduleOwnAction(after: delay) { [unowned self] in
             guard faultState.planGeneration == generation else { return }
             inject(kind)
             scheduleDraw(of: kind, mean: mean)

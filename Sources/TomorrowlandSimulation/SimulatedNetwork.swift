@@ -453,6 +453,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
     // MARK: Events
 
     private func nextEvent() -> SimulationEvent.Pick? {
+        events.removeCancelledActionsFirst()
         if hasWakes.exchange(false, ordering: .acquiring) {
             let woken = wakes.withLock { woken in
                 defer { woken.removeAll(keepingCapacity: true) }

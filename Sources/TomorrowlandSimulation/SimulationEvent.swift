@@ -98,6 +98,14 @@ struct SimulationEventQueue {
         }
     }
 
+    /// Removes the cancelled scheduled actions at the head: run, they would do nothing, yet keep
+    /// the network from being idle (and move its clock) until their instant.
+    mutating func removeCancelledActionsFirst() {
+        while let key = keys.first, case .scheduled(let action)? = slots[key.slot], action.isCancelled {
+            _ = removeFirst()
+        }
+    }
+
     /// Removes the first event and returns its action.
     mutating func removeFirst() -> SimulationEvent.Action {
         let slot = keys[0].slot

@@ -9,6 +9,10 @@ final class SimulationFaultState {
     var plan = SimulatedFaultPlan.none
     /// Bumped at each new plan: draws scheduled for an earlier plan do nothing when they come.
     var planGeneration = 0
+    /// The next draw of each kind of the current plan: cancelled when the plan is replaced, so
+    /// that the draws of a plan that no longer runs keep no event pending (a run that sets
+    /// ``SimulatedFaultPlan/none`` goes idle once the faults under way ended).
+    var pendingDraws: [PlannedFault: SimulatedScheduledAction] = [:]
     /// Whether a partition the plan made is still waiting for its heal.
     var planPartitionIsActive = false
     /// Names that resolve badly (``SimulatedNetwork/nameFaults``).

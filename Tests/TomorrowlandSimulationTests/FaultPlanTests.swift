@@ -118,6 +118,22 @@ import TomorrowlandSimulation
         // Every host that stopped answering answers again.
         #expect(network.hosts.allSatisfy { $0.incomingConnections == .answered })
     }
+
+    /// The replaced plan's next draws are dropped, not left to come as no-ops: with no fault under
+    /// way, the network is idle at once, its clock where it was.
+    @Test func aReplacedPlanLeavesNoDrawPending() throws {
+        let network = SimulatedNetwork(seed: 86)
+        _ = network.addHost("server")
+        var plan = SimulatedFaultPlan()
+        plan.crashInterval = .seconds(3600)
+        plan.crashableHosts = ["server"]
+        network.faultPlan = plan
+        network.run(for: .milliseconds(10))
+        network.faultPlan = .none
+        #expect(network.runUntilIdle())
+        #expect(network.now == .milliseconds(10))
+        #expect(network.faultCount == 0)
+    }
 }
 
 /// Echoes a short message from `client` to "server", again and again 10 ms apart until

@@ -57,3 +57,38 @@ import TomorrowlandSimulation
         #expect(times.value == [.milliseconds(10), .milliseconds(10), .milliseconds(15)])
     }
 }
+
+/// An action scheduled on the network's clock can be called off until it runs: then it neither
+/// runs nor appears in the trace, which names only what happened.
+@Suite struct ScheduledActionCancellationTests {
+    @Test func aCancelledActionNeitherRunsNorAppearsInTheTrace() {
+        let network = SimulatedNetwork(seed: 6)
+        network.addHost("a")
+        let ran = SimulatedBox<[String]>([])
+        let timeout = network.schedule(after: .milliseconds(500), named: "timeout") { ran.value.append("timeout") }
+        network.schedule(after: .milliseconds(100), named: "done first") {
+            ran.value.append("done first")
+            timeout.cancel()
+        }
+        let kept = network.schedule(at: .milliseconds(300), named: "kept") { ran.value.append("kept") }
+        #expect(network.runUntilIdle())
+        #expect(ran.value == ["done first", "kept"])
+        // Idle once the kept action ran: the cancelled one no longer holds the network busy.
+        #expect(network.now == .milliseconds(300))
+        #expect(timeout.isCancelled)
+        #expect(!kept.isCancelled)
+        #expect(network.trace.filter { $0.kind == .action }.map(\.detail) == ["done first", "kept"])
+    }
+
+    @Test func cancellingAnActionThatRanChangesNothing() {
+        let network = SimulatedNetwork(seed: 7)
+        network.addHost("a")
+        let ran = SimulatedBox(0)
+        let action = network.schedule(after: .milliseconds(1), named: "once") { ran.value += 1 }
+        network.run(for: .milliseconds(2))
+        action.cancel()
+        #expect(network.runUntilIdle())
+        #expect(ran.value == 1)
+        #expect(network.trace.filter { $0.kind == .action }.map(\.detail) == ["once"])
+    }
+}
