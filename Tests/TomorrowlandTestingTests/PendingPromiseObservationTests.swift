@@ -210,6 +210,17 @@ extension PendingPromiseTrackingTests {
         #expect(!PendingPromiseTracking.isOn)
     }
 
+    @Test func aPromiseMadeBeforeTrackingStartedIsNeverRecorded() throws {
+        try #require(!PendingPromiseTracking.isOn, "the environment turned tracking on")
+        let (_, early) = Promise<Int, NoError>.makeWithResolver()
+        PendingPromiseTracking.start()
+        let (_, late) = Promise<Int, NoError>.makeWithResolver()
+        #expect(Self.pendingInThisFile().count == 1)
+        PendingPromiseTracking.stop()
+        early.fulfill(with: 1)
+        late.fulfill(with: 1)
+    }
+
     @Test func withTestLoopNamesOnlyThePromisesMadeInItsOwnBody() async throws {
         let kept = Locked<[Promise<Int, NoError>.Resolver]>([])
         let line = #line + 4
