@@ -2,8 +2,10 @@ import Testing
 import Tomorrowland
 import TomorrowlandLoop
 
-/// The README's async/await example, so that the README stays true.
-@Suite("README: promises and Swift Concurrency")
+/// The Swift Concurrency bridges used together, as one program would: awaiting a promise, a
+/// promise of async work cancelled, an actor on a loop, `LoopBound` state, and a graceful
+/// shutdown of the group. The article "Swift Concurrency" shows each part.
+@Suite("Promises and Swift Concurrency, used together")
 struct ReadmeAsyncExampleTests {
     actor Counter {  // an actor that runs on the loop's thread
         let loop: EventLoop

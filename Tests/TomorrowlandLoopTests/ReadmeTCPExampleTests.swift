@@ -2,8 +2,9 @@ import Testing
 import Tomorrowland
 import TomorrowlandLoop
 
-/// The README's TCP example, so that the README stays true.
-@Suite("README: an echo server and a client on one EventLoop")
+/// The echo example of the article "Reading and Writing on a Connection"
+/// (TomorrowlandLoop.docc/ReadingAndWriting.md), verbatim, so that the article stays true.
+@Suite("Reading and writing: an echo server and a client on one EventLoop")
 struct ReadmeTCPExampleTests {
     @Test func echoServerAnswersTheClientsLine() throws {
         let loop = EventLoop()

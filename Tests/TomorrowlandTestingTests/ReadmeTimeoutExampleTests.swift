@@ -2,9 +2,9 @@ import Testing
 import Tomorrowland
 import TomorrowlandTesting
 
-/// The README's "30-second timeout, tested in microseconds" example, verbatim, so that the README
-/// stays true.
-@Suite("README: a 30-second timeout on a TestLoop")
+/// The module page's 30-second timeout (TomorrowlandTesting.docc/TomorrowlandTesting.md) in the
+/// form without `withTestLoop`, which checks for pending work with `checkNoPendingWork()`.
+@Suite("A 30-second timeout on a TestLoop, checked by hand")
 struct ReadmeTimeoutExampleTests {
     @Test func slowRequestsTimeOut() throws {
         let loop = TestLoop()

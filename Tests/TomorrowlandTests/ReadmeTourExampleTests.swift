@@ -2,13 +2,13 @@ import Testing
 import Tomorrowland
 import TomorrowlandTestSupport
 
-// The README's `loadGreeting()`, at file scope as in the README's top-level code: a local function
-// would not be `@Sendable`.
+// The Getting Started article's `loadGreeting()`, at file scope as in the article's top-level code:
+// a local function would not be `@Sendable`.
 func loadGreeting() throws -> String { "hello" }
 
-/// The README tour's examples that have no test of their own elsewhere, verbatim, followed by
-/// checks of what their comments say, so that the README stays true.
-@Suite("README: the tour's promise and cancellation examples")
+/// The promise examples of the articles "Getting Started" and "Cancellation", verbatim, followed
+/// by checks of what their comments say, so that the articles stay true.
+@Suite("Articles: the promise and cancellation examples")
 struct ReadmeTourExampleTests {
     @Test func creatingPromises() async {
         let (promise, resolver) = Promise<Int, String>.makeWithResolver()
@@ -40,13 +40,15 @@ struct ReadmeTourExampleTests {
         }
 
         let doubled = startWork().map(on: .immediate) { $0 * 2 }
-        doubled.requestCancel()  // doubled.result is now .cancelled
+        doubled.requestCancel()
+        // doubled.result is now .cancelled
 
         let token = PromiseInvalidationToken()
-        let (query, queryResolver) = Promise<String, Never>.makeWithResolver()
+        let (query, resolver) = Promise<String, Never>.makeWithResolver()
         let length = query.map(on: .immediate, token: token) { $0.count }
         token.invalidate()
-        queryResolver.fulfill(with: "swift")  // length.result is .cancelled: the callback was skipped
+        resolver.fulfill(with: "swift")
+        // length.result is .cancelled: the callback registered before invalidate() was skipped
 
         #expect(doubled.result == .cancelled)
         #expect(length.result == .cancelled)
