@@ -222,18 +222,8 @@ struct TCPListenerDescriptorExhaustionTests {
                 guard status == 0 else { exit(10) }
                 clients.append(fd)
             }
-            // Use up every descriptor under a lowered limit.
-            var limit = rlimit()
-            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            limit.rlim_cur = 256
-            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            var fillers: [Int32] = []
-            while true {
-                let fd = dup(0)
-                if fd < 0 { break }
-                fillers.append(fd)
-            }
-            guard errno == EMFILE else { exit(11) }
+            let exhaustion = DescriptorExhaustion()
+            guard exhaustion.isExhausted else { exit(11) }
             _ = loop.run(until: loop.sleep(for: .milliseconds(350)))
             // Level-triggered readiness would have failed thousands of times; the backoff allows
             // about one failure per 100 ms.
@@ -244,7 +234,7 @@ struct TCPListenerDescriptorExhaustionTests {
             guard (1...20).contains(listener.resourceFailures) else {
                 exit(Int32(100 + min(listener.resourceFailures, 100)))
             }
-            for fd in fillers { close(fd) }
+            exhaustion.release()
             _ = loop.run(until: loop.sleep(for: .milliseconds(300)))
             guard accepted.value == 3 else { exit(13) }
             loop.shutdown()

@@ -36,12 +36,12 @@ private func exitWithVerdict(ofOutOfDescriptors transport: Transport) -> Never {
     do {
         let listener = try world.listen { _ in acceptedCount += 1 }
         let attempt = world.connect(to: listener.localPort)
-        let exhaustion = world.exhaustServerDescriptors()
-        _ = world.run(until: attempt)
-        observed.append(attempt.result?.value == nil ? outcome(attempt) : "connected")
-        world.settle()
-        observed.append("accepted \(acceptedCount) without a descriptor")
-        world.restoreServerDescriptors(exhaustion)
+        world.withServerOutOfDescriptors {
+            _ = world.run(until: attempt)
+            observed.append(attempt.result?.value == nil ? outcome(attempt) : "connected")
+            world.settle()
+            observed.append("accepted \(acceptedCount) without a descriptor")
+        }
         _ = world.run { acceptedCount > 0 }
         observed.append("accepted \(acceptedCount) once one was free")
     } catch {

@@ -24,12 +24,7 @@ struct ResetContractTests {
     @Test(arguments: Transport.allCases)
     func aResetWithNoReadPendingIsReportedByTheNextRead(_ transport: Transport) throws {
         let world = TransportWorld(transport)
-        let (client, server) = try world.connectedPair()
-        world.abort(server)
-        #expect(world.run { world.kernelHasReset(client) })
-        world.settle()
-        #expect(closedOutcome(client) == "pending")
-        #expect(!client.isClosed)
+        let client = try resetWaiting(in: world)
         let read = client.read()
         _ = world.run(until: read)
         #expect(outcome(read) == "error connectionReset")
@@ -41,11 +36,7 @@ struct ResetContractTests {
     @Test(arguments: Transport.allCases)
     func aResetWithNoReadPendingIsReportedByTheNextWrite(_ transport: Transport) throws {
         let world = TransportWorld(transport)
-        let (client, server) = try world.connectedPair()
-        world.abort(server)
-        #expect(world.run { world.kernelHasReset(client) })
-        world.settle()
-        #expect(closedOutcome(client) == "pending")
+        let client = try resetWaiting(in: world)
         let write = client.write(Array("late".utf8))
         _ = world.run(until: write)
         #expect(outcome(write) == "error connectionReset")
@@ -57,11 +48,7 @@ struct ResetContractTests {
     @Test(arguments: Transport.allCases)
     func bytesThatArrivedBeforeAResetAreReadFirst(_ transport: Transport) throws {
         let world = TransportWorld(transport)
-        let (client, server) = try world.connectedPair()
-        _ = world.run(until: server.write(Array("hello".utf8)))
-        #expect(world.run { world.unreadBytesInKernel(of: client) == 5 })
-        world.abort(server)
-        #expect(world.run { world.kernelHasReset(client) })
+        let client = try resetWaiting(in: world, after: "hello")
         let first = client.read()
         _ = world.run(until: first)
         #expect(first.result?.value.map(text) == "hello")
@@ -76,11 +63,7 @@ struct ResetContractTests {
     @Test(arguments: Transport.allCases)
     func aStreamingHandlerGetsTheBytesBeforeTheReset(_ transport: Transport) throws {
         let world = TransportWorld(transport)
-        let (client, server) = try world.connectedPair()
-        _ = world.run(until: server.write(Array("hello".utf8)))
-        #expect(world.run { world.unreadBytesInKernel(of: client) == 5 })
-        world.abort(server)
-        #expect(world.run { world.kernelHasReset(client) })
+        let client = try resetWaiting(in: world, after: "hello")
         var streamed: [UInt8] = []
         client.startReading { bytes in
             streamed += bytes
@@ -89,5 +72,22 @@ struct ResetContractTests {
         _ = world.run(until: client.closed)
         #expect(text(streamed) == "hello")
         #expect(closedOutcome(client) == "connectionReset")
+    }
+
+    /// A client connection whose peer sent `message` (if any) and then reset, with the bytes and
+    /// the reset in its kernel and the connection itself not having looked: `closed` pending,
+    /// `isClosed` false.
+    private func resetWaiting(in world: TransportWorld, after message: String = "") throws -> TCPConnection {
+        let (client, server) = try world.connectedPair()
+        if !message.isEmpty {
+            _ = world.run(until: server.write(Array(message.utf8)))
+            #expect(world.run { world.unreadBytesInKernel(of: client) == message.utf8.count })
+        }
+        world.abort(server)
+        #expect(world.run { world.kernelHasReset(client) })
+        world.settle()
+        #expect(closedOutcome(client) == "pending")
+        #expect(!client.isClosed)
+        return client
     }
 }

@@ -190,39 +190,21 @@ final class TransportWorld {
         }
     }
 
-    /// Leaves the server no descriptor: on the kernel, lowers this process's limit and uses up
-    /// every descriptor below it (run it in a child process); on the simulation, sets the
-    /// server's `descriptorLimit` to what it holds.
-    func exhaustServerDescriptors() -> DescriptorExhaustion {
+    /// Leaves the server no descriptor: on the kernel, this process's (run it in a child
+    /// process); on the simulation, the server host's (its `descriptorLimit` set to what it holds).
+    /// Runs `body`, then gives the descriptors back.
+    func withServerOutOfDescriptors(_ body: () -> Void) {
         switch transport {
         case .kernel:
-            var limit = rlimit()
-            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            limit.rlim_cur = 256
-            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-            var fillers: [Int32] = []
-            while true {
-                let fd = dup(0)
-                if fd < 0 { break }
-                fillers.append(fd)
-            }
-            return DescriptorExhaustion(fillers: fillers)
+            let exhaustion = DescriptorExhaustion()
+            body()
+            exhaustion.release()
         case .simulation:
             serverHost!.descriptorLimit = serverHost!.descriptorsInUse
-            return DescriptorExhaustion(fillers: [])
+            body()
+            serverHost!.descriptorLimit = nil
         }
     }
-
-    /// Gives back what ``exhaustServerDescriptors()`` took.
-    func restoreServerDescriptors(_ exhaustion: DescriptorExhaustion) {
-        for fd in exhaustion.fillers { close(fd) }
-        serverHost?.descriptorLimit = nil
-    }
-}
-
-/// The descriptors ``TransportWorld/exhaustServerDescriptors()`` holds.
-struct DescriptorExhaustion {
-    let fillers: [Int32]
 }
 
 /// A case could not reach the state it observes from.
