@@ -129,7 +129,8 @@ else
     git archive "$baseline" | tar -x -C "$checkout"
     # Same dependency versions as the current build, so that only our changes can show.
     if [ -f Package.resolved ]; then cp Package.resolved "$checkout/"; fi
-    "$SWIFT" build --enable-all-traits --package-path "$checkout"
+    # Without the progress lines (several hundred); warnings and errors stay.
+    "$SWIFT" build --enable-all-traits --package-path "$checkout" 2>&1 | { grep -v '^\[[0-9]*/[0-9]*\] ' || true; }
     bin="$("$SWIFT" build --enable-all-traits --package-path "$checkout" --show-bin-path)"
     # The search paths SwiftPM gives swift-api-digester (BuildPlan.createAPIToolCommonArgs): the
     # build and module folders, every C target's module map folder and include folder (ours and
