@@ -64,8 +64,11 @@ baseline_ref="$(baseline_in <"$BASELINE_FILE")"
 if ! git cat-file -e "$baseline_ref^{commit}" 2>/dev/null; then
     if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
         say "baseline $baseline_ref is not in this shallow clone: git fetch --unshallow"
-        git fetch --quiet --unshallow ||
-            fail "could not deepen the clone to reach the baseline $baseline_ref (offline?); clone without --depth"
+        # `git fetch` without a remote succeeds doing nothing: whether the clone is still shallow
+        # says if it worked.
+        git fetch --quiet --unshallow || true
+        [ "$(git rev-parse --is-shallow-repository)" = false ] ||
+            fail "could not deepen this shallow clone to reach the baseline $baseline_ref (no remote, or offline?): clone without --depth"
     fi
     git cat-file -e "$baseline_ref^{commit}" 2>/dev/null ||
         fail "baseline $baseline_ref ($BASELINE_FILE) is not a commit of this repository"
