@@ -9,7 +9,7 @@ SWIFT_TRAITS ?= --enable-all-traits
 # The examples (daemons, demos) are a package of their own: Examples/Package.swift.
 EXAMPLES = --package-path Examples
 
-.PHONY: deps build test check-allocations check-dependency-graph bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv sim fuzz format lint bench bench-callgrind clean
+.PHONY: deps build test check-api check-allocations check-dependency-graph bench-smoke test-tsan test-asan leaks demo demo-promises docs bench-kv sim fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -46,6 +46,15 @@ test: deps
 # Metrics, swift-distributed-tracing with Tracing (a few seconds).
 check-dependency-graph:
 	SWIFT="$(SWIFT)" scripts/check-dependency-graph.sh
+
+# The public API of every library product (all traits on) against the baseline commit in
+# .api-baseline, with `swift package diagnose-api-breaking-changes`: fails on a breaking change.
+# Accepting one means moving .api-baseline to the breaking commit with a "Breaking" entry in
+# CHANGELOG.md's Unreleased section, which the script also checks (see scripts/check-api.sh).
+# The first run for a baseline builds it with all traits (a few minutes); its API dumps are then
+# cached in .build/api-baseline/, and a run builds only the current package and compares.
+check-api: deps
+	SWIFT="$(SWIFT)" scripts/check-api.sh
 
 # Allocation calls per unit of our side of every benchmark workload, counted (not timed) by the
 # benchmark's malloc interposer, must stay within Benchmarks/allocation-budgets.txt. Builds the
