@@ -17,6 +17,12 @@ let package = Package(
         .library(name: "TomorrowlandServiceLifecycle", targets: ["TomorrowlandServiceLifecycle"]),
         .library(name: "TomorrowlandMetrics", targets: ["TomorrowlandMetrics"]),
         .library(name: "TomorrowlandTracing", targets: ["TomorrowlandTracing"]),
+        // This repository's test toolkit (Tests/TestSupport), a product only so that the Examples
+        // package's tests use the same lock, recorders and polling as the library's tests instead
+        // of copies: a package that depends on this one by path sees targets only through
+        // products. Not part of the library's API (no documentation build, no stability promise);
+        // it depends on `Tomorrowland` alone, and a package that does not name it builds none of it.
+        .library(name: "TomorrowlandTestSupport", targets: ["TomorrowlandTestSupport"]),
     ],
     // The integrations are opt-in traits, off by default: a package that depends on this one
     // without naming them resolves no SwiftNIO, no swift-service-lifecycle and no swift-metrics (SwiftPM leaves a
@@ -149,8 +155,10 @@ let package = Package(
             dependencies: ["Tomorrowland", "TomorrowlandTestSupport"],
             path: "Tests/ExecutorContract"
         ),
-        // The test toolkit (issue 28): the recorder, the release spy, the seeded generator, polling
-        // with a generous bound and the one lock test helpers use, once for every test target.
+        // The test toolkit: the lock tests keep shared state behind, the recorder, the release spy,
+        // polling with a generous bound, once for every test target here and in Examples (its
+        // declarations are public for that package: see the product above). Seeded randomness is
+        // TomorrowlandSimulation's `SimulationRandom`, the library's own.
         .target(
             name: "TomorrowlandTestSupport",
             dependencies: ["Tomorrowland"],
@@ -158,7 +166,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TomorrowlandSchedulingTests",
-            dependencies: ["TomorrowlandScheduling", "Tomorrowland", "TomorrowlandTestSupport"]
+            // TomorrowlandSimulation for `SimulationRandom`, the seeded generator of the randomized cases.
+            dependencies: [
+                "TomorrowlandScheduling", "Tomorrowland", "TomorrowlandSimulation", "TomorrowlandTestSupport",
+            ]
         ),
         .testTarget(
             name: "TomorrowlandTests",
@@ -171,7 +182,7 @@ let package = Package(
         // drains DispatchQueue.main.
         .executableTarget(
             name: "LoopMainQueueProbe",
-            dependencies: ["TomorrowlandLoop", "Tomorrowland"],
+            dependencies: ["TomorrowlandLoop", "Tomorrowland", "TomorrowlandTestSupport"],
             path: "Tests/LoopMainQueueProbe"
         ),
         // A daemon's signal set-up (`TerminationSignals`) in a process of its own: signals are
@@ -199,7 +210,8 @@ let package = Package(
         // Tomorrowland-era code is: they must build without a diagnostic.
         .testTarget(
             name: "TomorrowlandReadmeExamplesTests",
-            dependencies: ["Tomorrowland"],
+            // TomorrowlandTestSupport for the stand-ins' lock and polling, not for the examples.
+            dependencies: ["Tomorrowland", "TomorrowlandTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
@@ -210,6 +222,8 @@ let package = Package(
                 "TomorrowlandTesting",
                 "TomorrowlandExecutorContract",
                 "TomorrowlandTestSupport",
+                // `SimulationRandom`, the seeded generator of the TCP model programs.
+                "TomorrowlandSimulation",
             ]
         ),
         // Random programs of promise operations checked against a reference model of the
@@ -217,7 +231,8 @@ let package = Package(
         // with a shrinker.
         .testTarget(
             name: "TomorrowlandModelTests",
-            dependencies: ["Tomorrowland", "TomorrowlandTesting", "TomorrowlandTestSupport"]
+            // TomorrowlandSimulation for `SimulationRandom`: a seed names the same program everywhere.
+            dependencies: ["Tomorrowland", "TomorrowlandTesting", "TomorrowlandSimulation"]
         ),
         .testTarget(
             name: "TomorrowlandNIOTests",
@@ -294,7 +309,8 @@ let package = Package(
         // (-warnings-as-errors) and its tests run.
         .testTarget(
             name: "TomorrowlandStrictConcurrencyTests",
-            dependencies: ["Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting"],
+            // TomorrowlandTestSupport for `Locked`, the tests' one lock, behind the file's log.
+            dependencies: ["Tomorrowland", "TomorrowlandLoop", "TomorrowlandTesting", "TomorrowlandTestSupport"],
             swiftSettings: [
                 .swiftLanguageMode(.v6),
                 .enableUpcomingFeature("NonisolatedNonsendingByDefault"),

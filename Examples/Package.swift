@@ -4,7 +4,9 @@ import PackageDescription
 // The examples are a package of their own that depends on the library as a user's package
 // would (by path here, by URL there): they see the public API only, and their dependencies
 // (swift-argument-parser, swift-log, swift-service-lifecycle) never reach the graph of a package
-// that depends on the library. `make demo`, `make test` and `make bench-kv` build it.
+// that depends on the library. `make demo`, `make test` and `make bench-kv` build it. The test
+// targets share the library's test toolkit (product `TomorrowlandTestSupport`: the one test lock,
+// recorders, polling) instead of copies of it.
 let package = Package(
     name: "TomorrowlandExamples",
     products: [
@@ -61,6 +63,7 @@ let package = Package(
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
                 .product(name: "TomorrowlandTesting", package: "Tomorrowland"),
                 .product(name: "TomorrowlandSimulation", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTestSupport", package: "Tomorrowland"),
             ],
             path: "Tests/ProbeDaemonTests"
         ),
@@ -130,7 +133,9 @@ let package = Package(
         // only the real kernel shows (signals, `ulimit -n`, SO_REUSEPORT across loops, the binary).
         .testTarget(
             name: "KeyValueDaemonTests",
-            dependencies: ["loopkv", "KeyValueCore"],
+            dependencies: [
+                "loopkv", "KeyValueCore", .product(name: "TomorrowlandTestSupport", package: "Tomorrowland"),
+            ],
             path: "Tests/KeyValueDaemonTests"
         ),
         // loopkv's server on a SimulatedNetwork, on virtual time: idle timeout, max clients,
@@ -142,6 +147,7 @@ let package = Package(
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
                 .product(name: "TomorrowlandSimulation", package: "Tomorrowland"),
+                .product(name: "TomorrowlandTestSupport", package: "Tomorrowland"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/KeyValueServerSimulationTests"

@@ -59,7 +59,7 @@ let recommendations = call("recommendations", latency: .seconds(5))
     .timeout(on: .loop(loop), delay: .milliseconds(100))
 
 // 3. A flaky call retried with exponential backoff: fails twice, then succeeds.
-let attemptsMade = LockedCounter()
+let attemptsMade = Counter()
 let flaky = StdPromise<String>.retry(
     on: .loop(loop), attempts: 4, backoff: .exponential(initial: .milliseconds(20), maximum: .milliseconds(200))
 ) { attempt in
@@ -69,7 +69,7 @@ let flaky = StdPromise<String>.retry(
 
 // 4. A callback guarded by a token that is invalidated before the value arrives: it never runs.
 let token = PromiseInvalidationToken()
-let suppressedRan = LockedCounter()
+let suppressedRan = Counter()
 _ = call("analytics", latency: .milliseconds(40)).then(on: .loop(loop), token: token) { _ in
     suppressedRan.increment()
 }
@@ -83,7 +83,7 @@ let outcome = loop.run(until: everything)
 // Let the analytics call finish, so that its suppressed callback would have had its chance.
 _ = loop.run(until: loop.sleep(for: .milliseconds(20)))
 
-let failures = LockedCounter()
+let failures = Counter()
 func check(_ condition: Bool, _ what: String) {
     log((condition ? "ok    " : "WRONG ") + what)
     if !condition { failures.increment() }

@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -16,14 +17,14 @@ alarm(20)
 
 let mainThread = pthread_self()
 let loop = EventLoop()
-let failures = LockedValue<[String]>([])
+let failures = Recorder<String>()
 
 func check(_ label: String) {
     if pthread_equal(pthread_self(), mainThread) == 0 {
-        failures.withLock { $0.append("\(label): ran off the main thread") }
+        failures.record("\(label): ran off the main thread")
     }
     if !loop.inEventLoop {
-        failures.withLock { $0.append("\(label): ran outside the loop's work") }
+        failures.record("\(label): ran outside the loop's work")
     }
 }
 
@@ -47,7 +48,7 @@ loop.execute {
 loop.run()
 loop.shutdown()
 
-let found = failures.withLock { $0 }
+let found = failures.values
 if found.isEmpty {
     print("LoopMainQueueProbe: ok")
     exit(0)

@@ -7,7 +7,7 @@ import Tomorrowland
 /// For tests that wait on a thread of their own, never a loop's (the loop could not resolve the
 /// promise while its thread waits) and not in async code (use ``waitForResult(_:timeout:)``).
 /// Observes with `tap(on: .immediate)`, which does not take part in cancellation propagation.
-package func blockingResult<Value, Failure>(
+public func blockingResult<Value, Failure>(
     of promise: Promise<Value, Failure>, timeout: Duration = generousTimeout
 ) -> PromiseResult<Value, Failure>? {
     let resolved = DispatchSemaphore(value: 0)

@@ -9,7 +9,7 @@ import Foundation
 /// by 15.5 s, and eight by 31.5 s, so one test's busy loop made another test's `.userInitiated`
 /// callback miss its 10-second bound. A thread of its own takes nothing from the pools the
 /// tests under test use.
-package func onDedicatedThread(_ body: @escaping @Sendable () -> Void) async {
+public func onDedicatedThread(_ body: @escaping @Sendable () -> Void) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         Thread {
             body()

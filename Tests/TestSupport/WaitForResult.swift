@@ -6,7 +6,7 @@ import Tomorrowland
 /// returns its result (`nil` if it timed out).
 ///
 /// Observes with `tap(on: .immediate)`, which does not take part in cancellation propagation.
-package func waitForResult<Value, Failure>(
+public func waitForResult<Value, Failure>(
     _ promise: Promise<Value, Failure>, timeout: Duration = generousTimeout
 ) async -> PromiseResult<Value, Failure>? {
     // The tap and the deadline race to resume the continuation; the first claim wins.

@@ -1,6 +1,6 @@
-import Synchronization
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
 
@@ -8,7 +8,7 @@ import Tomorrowland
 struct EventLoopNowTests {
     @Test func aTimersDelayCountsFromTheTicksNow() {
         let loop = EventLoop()
-        let readings = Mutex<(scheduled: Duration, fired: Duration)?>(nil)
+        let readings = Locked<(scheduled: Duration, fired: Duration)?>(nil)
         let done = Promise<Void, NoError>(on: .loop(loop)) { resolver in
             let scheduled = loop.now
             _ = loop.schedule(after: .milliseconds(20)) {
@@ -17,7 +17,7 @@ struct EventLoopNowTests {
             }
         }
         _ = loop.run(until: done)
-        let (scheduled, fired) = readings.withLock { $0 } ?? (.zero, .zero)
+        let (scheduled, fired) = readings.value ?? (.zero, .zero)
         // Inside a tick `now` is the tick's time, the time the delay counts from: the timer's
         // tick cannot begin before its deadline.
         #expect(fired - scheduled >= .milliseconds(20))

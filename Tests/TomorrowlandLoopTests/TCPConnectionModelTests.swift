@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TomorrowlandTestSupport
+import TomorrowlandSimulation
 
 @testable import TomorrowlandLoop
 
@@ -27,7 +27,7 @@ struct TCPConnectionModelTests {
 
     /// The seed of program `index` of a run with base seed `seed`.
     static func programSeed(base seed: UInt64, index: Int) -> UInt64 {
-        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 0xA076_1D64_78BD_642F)
+        var generator = SimulationRandom(seed: seed &+ UInt64(index) &* 0xA076_1D64_78BD_642F)
         return generator.next()
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TomorrowlandTestSupport
+import TomorrowlandSimulation
 
 /// Random programs of promise operations, run against the library and against the reference
 /// model (Support/ReferenceModel.swift); their event traces must be identical.
@@ -26,7 +26,7 @@ import TomorrowlandTestSupport
 
     /// The seed of program `index` of a run with base seed `seed`.
     static func programSeed(base seed: UInt64, index: Int) -> UInt64 {
-        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 0xA076_1D64_78BD_642F)
+        var generator = SimulationRandom(seed: seed &+ UInt64(index) &* 0xA076_1D64_78BD_642F)
         return generator.next()
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -411,10 +412,10 @@ struct ReadmeExamplesTests {
 
     @Test("loadModel updates the UI; a reload invalidates and cancels the first load")
     func loadModelExample() async {
-        let resolvers = LockedList<StdPromise<Model>.Resolver>()
+        let resolvers = Recorder<StdPromise<Model>.Resolver>()
         let controller = ModelController(fetch: {
             let (promise, resolver) = StdPromise<Model>.makeWithResolver()
-            resolvers.append(resolver)
+            resolvers.record(resolver)
             return promise
         })
         controller.loadModel()

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Tomorrowland
+import TomorrowlandTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -14,29 +15,18 @@ import Tomorrowland
 /// A thread-safe event log: the stand-ins record what the examples do to them, and the tests
 /// read it once the events they wait for have been recorded.
 final class EventLog {
-    private let lock = NSLock()
-    private var entries: [String] = []
+    private let entries = Recorder<String>()
 
     func record(_ entry: String) {
-        lock.lock()
-        entries.append(entry)
-        lock.unlock()
+        entries.record(entry)
     }
 
-    var values: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries
-    }
+    var values: [String] { entries.values }
 
-    /// Waits, without blocking a thread, until `entry` has been recorded (or 20 s passed).
+    /// Waits, without blocking a thread, until `entry` has been recorded (or the toolkit's
+    /// generous bound passed).
     func waitFor(_ entry: String) async -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if values.contains(entry) { return true }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return values.contains(entry)
+        await eventually { values.contains(entry) }
     }
 }
 
@@ -123,13 +113,12 @@ final class Geocoder {
 /// test says so, or with `URLError(.cancelled)` when cancelled.
 final class StubURLSession {
     final class DataTask {
-        private let lock = NSLock()
-        private var completion: ((Data?, URLResponse?, Error?) -> Void)?
+        private let completion: Locked<((Data?, URLResponse?, Error?) -> Void)?>
         let log: EventLog
 
         init(log: EventLog, completion: @escaping (Data?, URLResponse?, Error?) -> Void) {
             self.log = log
-            self.completion = completion
+            self.completion = Locked(completion)
         }
 
         func resume() { log.record("resume") }
@@ -140,48 +129,26 @@ final class StubURLSession {
         }
 
         func finish(_ data: Data?, _ error: Error?) {
-            lock.lock()
-            let completion = self.completion
-            self.completion = nil
-            lock.unlock()
+            // Taken out under the lock and called outside it: it runs the README's code.
+            let completion = self.completion.withLock { stored in
+                defer { stored = nil }
+                return stored
+            }
             completion?(data, nil, error)
         }
     }
 
     let log = EventLog()
-    private let lock = NSLock()
-    private var tasks: [DataTask] = []
+    private let tasks = Locked<[DataTask]>([])
 
     func dataTask(with url: URL, completionHandler: @escaping (Data?, URLResponse?, Error?) -> Void) -> DataTask {
         let task = DataTask(log: log, completion: completionHandler)
-        lock.lock()
-        tasks.append(task)
-        lock.unlock()
+        tasks.withLock { $0.append(task) }
         return task
     }
 
     var lastTask: DataTask? {
-        lock.lock()
-        defer { lock.unlock() }
-        return tasks.last
-    }
-}
-
-/// A thread-safe list, for resolvers handed out by a fixture.
-final class LockedList<Element> {
-    private let lock = NSLock()
-    private var elements: [Element] = []
-
-    func append(_ element: Element) {
-        lock.lock()
-        elements.append(element)
-        lock.unlock()
-    }
-
-    var values: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return elements
+        tasks.withLock { $0.last }
     }
 }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import Tomorrowland
+import TomorrowlandTestSupport
 
 extension ModelController {
     func loadModelWithTokenPromise() {
@@ -21,10 +22,10 @@ extension ModelController {
 struct ReadmeTokenPromiseExampleTests {
     @Test("loadModel with TokenPromise updates the UI; a reload suppresses the old callbacks")
     func loadModelWithTokenPromise() async {
-        let resolvers = LockedList<StdPromise<Model>.Resolver>()
+        let resolvers = Recorder<StdPromise<Model>.Resolver>()
         let controller = ModelController(fetch: {
             let (promise, resolver) = StdPromise<Model>.makeWithResolver()
-            resolvers.append(resolver)
+            resolvers.record(resolver)
             return promise
         })
         controller.loadModel()

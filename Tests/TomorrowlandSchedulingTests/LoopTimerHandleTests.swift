@@ -1,16 +1,17 @@
 import Testing
 import Tomorrowland
 import TomorrowlandScheduling
+import TomorrowlandTestSupport
 
 /// A loop that records the timers its handles ask it to remove.
 private final class RecordingLoop: Sendable {
-    let removed = LockedValue<[PromiseTimerID?]>([])
+    let removed = Recorder<PromiseTimerID?>()
 }
 
 private enum RecordingRemoval: LoopTimerRemoval {
     static func removeTimer(of handle: LoopTimerHandle<RecordingRemoval>, from loop: RecordingLoop) {
         let id = handle.takeTimerID()
-        loop.removed.withLock { $0.append(id) }
+        loop.removed.record(id)
     }
 }
 
@@ -32,7 +33,7 @@ struct LoopTimerHandleTests {
         handle.cancel()
         #expect(!handle.isPending)
         #expect(!handle.begin())
-        #expect(loop.removed.withLock { $0 } == [id])
+        #expect(loop.removed.values == [id])
     }
 
     @Test func cancelAfterTheWorkBeganRemovesNothing() {
@@ -40,7 +41,7 @@ struct LoopTimerHandleTests {
         #expect(handle.begin())
         #expect(!handle.isPending)
         handle.cancel()
-        #expect(loop.removed.withLock { $0 }.isEmpty)
+        #expect(loop.removed.values.isEmpty)
         // The work claims the handle once.
         #expect(!handle.begin())
     }
@@ -51,7 +52,7 @@ struct LoopTimerHandleTests {
         #expect(!handle.isPending)
         #expect(!handle.begin())
         handle.cancel()
-        #expect(loop.removed.withLock { $0 }.isEmpty)
+        #expect(loop.removed.values.isEmpty)
     }
 
     @Test func theTimerIDIsTakenOnce() {

@@ -1,6 +1,7 @@
 import Testing
 import Tomorrowland
 import TomorrowlandScheduling
+import TomorrowlandSimulation
 import TomorrowlandTestSupport
 
 /// Runs the closure `work` holds.
@@ -63,7 +64,7 @@ struct SchedulingCoreTests {
     @Test func timersRunInDeadlineOrderWhateverTheSchedulingOrder() {
         nonisolated(unsafe) let core = SchedulingCore()
         let log = Recorder<String>()
-        var generator = SeededGenerator(seed: 42)
+        var generator = SimulationRandom(seed: 42)
         let deadlines = (0..<500).map { _ in UInt64.random(in: 1...1_000, using: &generator) }
         for (index, deadline) in deadlines.enumerated() {
             _ = core.schedule(at: deadline, .closure { log.record("\(deadline)/\(index)") })
@@ -311,7 +312,7 @@ struct SchedulingCoreTests {
     }
 
     @Test func randomSchedulesAndCancelsMatchAReferenceModel() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SimulationRandom(seed: 7)
         nonisolated(unsafe) let core = SchedulingCore()
         let log = Recorder<String>()
         // Reference: pending timers as (deadline, sequence, label).
@@ -340,7 +341,7 @@ struct SchedulingCoreTests {
     @Test func interleavedSchedulesCancelsAndPopsMatchAReferenceModel() {
         // Wide deadlines and cancels anywhere in the heap exercise both sift directions of a
         // removal; pops in between move the clock, so later timers may be raised to it.
-        var generator = SeededGenerator(seed: 2_026)
+        var generator = SimulationRandom(seed: 2_026)
         let core = SchedulingCore()
         var model: [(deadline: UInt64, order: Int, id: PromiseTimerID)] = []
         var order = 0
@@ -423,7 +424,7 @@ struct SchedulingCoreTests {
         // What a server's timers look like: a few fixed delays counted from a moving clock (mostly
         // nondecreasing deadlines, with ties inside a round), cancelled mostly oldest first, some
         // anywhere, some firing; run and heap both hold timers and both hand out the minimum.
-        var generator = SeededGenerator(seed: 18)
+        var generator = SimulationRandom(seed: 18)
         let core = SchedulingCore()
         let log = Recorder<String>()
         let delays: [UInt64] = [1_000, 1_000, 1_000, 5_000, 300]

@@ -82,23 +82,15 @@ private func fetchWithRetry(
     }
 }
 
-/// The article's "lock-protected array of strings".
-private final class LockedLog: @unchecked Sendable {
-    // `@unchecked Sendable`: `stored` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var stored: [String] = []
+/// The article's "lock-protected array of strings" (behind the tests' one lock, `Locked`).
+private final class LockedLog: Sendable {
+    private let stored = Locked<[String]>([])
 
     func append(_ entry: String) {
-        lock.lock()
-        stored.append(entry)
-        lock.unlock()
+        stored.withLock { $0.append(entry) }
     }
 
-    var entries: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+    var entries: [String] { stored.value }
 }
 
 private enum FetchError: Swift.Error {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TomorrowlandTestSupport
 
 /// Faults only the real kernel shows: descriptor exhaustion (`ulimit -n`) and SIGTERM under load
 /// on two loops. Resets and a client that stops reading are tested on simulation
@@ -46,7 +47,7 @@ struct LoopKVFaultTests {
     func sigtermUnderLoadLosesNoReply(extraArguments: [String]) throws {
         let server = try LoopKVProcess(["--loops", "2"] + extraArguments)
         let clientCount = 4
-        let results = LockedResults()
+        let results = Recorder<LoadResult>()
         let group = DispatchGroup()
         for clientIndex in 0..<clientCount {
             group.enter()
@@ -69,9 +70,9 @@ struct LoopKVFaultTests {
                             if reply != ":\(received)\r\n" { text = "reply \(received) was \(reply)" }
                         }
                     }
-                    results.record(received: received, sent: sent, problem: text)
+                    results.record(LoadResult(received: received, sent: sent, problem: text))
                 } catch {
-                    results.record(received: 0, sent: 0, problem: "\(error)")
+                    results.record(LoadResult(received: 0, sent: 0, problem: "\(error)"))
                 }
             }
         }
@@ -82,7 +83,7 @@ struct LoopKVFaultTests {
         if !extraArguments.isEmpty {
             #expect(server.log.contains("keyspace: "), "the background counts ran")
         }
-        let all = results.all
+        let all = results.values
         #expect(all.count == clientCount)
         for result in all {
             #expect(result.problem.isEmpty, "\(result.problem)")
@@ -91,25 +92,9 @@ struct LoopKVFaultTests {
     }
 }
 
-/// Per-client outcomes of the load test, from several threads.
-final class LockedResults: @unchecked Sendable {
-    struct Result {
-        var received: Int
-        var sent: Int
-        var problem: String
-    }
-    private let lock = NSLock()
-    private var results: [Result] = []
-
-    func record(received: Int, sent: Int, problem: String) {
-        lock.lock()
-        results.append(Result(received: received, sent: sent, problem: problem))
-        lock.unlock()
-    }
-
-    var all: [Result] {
-        lock.lock()
-        defer { lock.unlock() }
-        return results
-    }
+/// One client's outcome in the load test (recorded from its thread).
+struct LoadResult: Sendable {
+    var received: Int
+    var sent: Int
+    var problem: String
 }

@@ -1,8 +1,7 @@
-import Dispatch
-import Foundation
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 import TomorrowlandTesting
 
 @testable import ProbeCore
@@ -28,11 +27,11 @@ final class ScriptedProber: Sendable {
     }
 
     let loop: TestLoop
-    private let state: LockedValue<State>
+    private let state: Locked<State>
 
     init(loop: TestLoop, scripts: [ProbeEndpoint: [Step]]) {
         self.loop = loop
-        state = LockedValue(State(scripts: scripts))
+        state = Locked(State(scripts: scripts))
     }
 
     /// The virtual times at which each attempt on `endpoint` started.
@@ -70,22 +69,22 @@ final class ScriptedProber: Sendable {
 
 /// Collects what a scheduler reports.
 final class Reports: Sendable {
-    private let transitions = LockedValue<[String]>([])
-    private let rounds = LockedValue<[(Int, Duration)]>([])
-    var messages: [String] { transitions.withLock { $0 } }
-    var roundEnds: [Duration] { rounds.withLock { $0.map(\.1) } }
-    func transition(_ transition: ProbeTransition) { transitions.withLock { $0.append(transition.message) } }
-    func round(_ number: Int, at time: Duration) { rounds.withLock { $0.append((number, time)) } }
+    private let transitions = Recorder<String>()
+    private let rounds = Recorder<(Int, Duration)>()
+    var messages: [String] { transitions.values }
+    var roundEnds: [Duration] { rounds.values.map(\.1) }
+    func transition(_ transition: ProbeTransition) { transitions.record(transition.message) }
+    func round(_ number: Int, at time: Duration) { rounds.record((number, time)) }
 }
 
 /// The scheduler's round in flight and its inputs, read on the loop, where its state lives.
 func roundInFlight(
     _ loop: TestLoop, _ scheduler: ProbeScheduler
 ) -> (round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>]) {
-    let snapshot = LockedValue<(round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>])?>(nil)
-    loop.submit { snapshot.withLock { $0 = scheduler.roundInFlight() } }
+    let snapshot = Locked<(round: Promise<[ProbeStatus], NoError>?, inputs: [Promise<ProbeStatus, NoError>])?>(nil)
+    loop.submit { snapshot.value = scheduler.roundInFlight() }
     loop.run()
-    return snapshot.withLock { $0 } ?? (nil, [])
+    return snapshot.value ?? (nil, [])
 }
 
 /// Runs `loop` until `scheduler` finishes (or virtual time reaches `time`), and returns its
@@ -106,10 +105,9 @@ func runScheduler(
         if let round = inFlight.round, inFlight.inputs.allSatisfy({ $0.result != nil }) {
             // The scheduler's `then(on: loop)` was registered first, so once this tap runs its
             // work is already queued on the loop.
-            let delivered = DispatchSemaphore(value: 0)
-            round.tap(on: .immediate) { _ in delivered.signal() }
-            guard delivered.wait(timeout: .now() + 10) == .success else {
-                Issue.record("when(fulfilled:) did not deliver within 10 s", sourceLocation: sourceLocation)
+            guard blockingResult(of: round) != nil else {
+                Issue.record(
+                    "when(fulfilled:) did not deliver within \(generousTimeout)", sourceLocation: sourceLocation)
                 return nil
             }
             continue
@@ -133,15 +131,10 @@ func runScheduler(
     return nil
 }
 
-/// Polls (at most `seconds`) until `loop` has work or a timer, or `scheduler` finished: what a
-/// hop from a Dispatch queue onto the loop looks like from the test's thread.
-func waitForLoopWork(_ loop: TestLoop, _ scheduler: ProbeScheduler, seconds: Double = 10) -> Bool {
-    let deadline = DispatchTime.now() + seconds
-    while DispatchTime.now() < deadline {
-        if loop.readyCount > 0 || loop.nextTimerDeadline != nil || scheduler.finished.result != nil { return true }
-        Thread.sleep(forTimeInterval: 0.001)
-    }
-    return false
+/// Polls (within the toolkit's generous bound) until `loop` has work or a timer, or `scheduler`
+/// finished: what a hop from a Dispatch queue onto the loop looks like from the test's thread.
+func waitForLoopWork(_ loop: TestLoop, _ scheduler: ProbeScheduler) -> Bool {
+    waitUntil { loop.readyCount > 0 || loop.nextTimerDeadline != nil || scheduler.finished.result != nil }
 }
 
 @Suite("ProbeScheduler on a TestLoop")

@@ -3,6 +3,7 @@ import Testing
 import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
+import TomorrowlandTestSupport
 
 @testable import ProbeCore
 
@@ -91,12 +92,12 @@ struct TCPProberSimulationTests {
             let started = network.now
             network.partition([prober], from: [up])
             let attempt = probe("up", on: prober.loop, timeout: timeout)
-            let settled = LockedValue<Duration?>(nil)
+            let settled = Locked<Duration?>(nil)
             _ = attempt.tap(on: .immediate) { _ in settled.withLock { $0 = network.now - started } }
             network.run(for: .milliseconds(250))
             network.heal()
             #expect(network.run(until: attempt) == expected)
-            #expect(settled.withLock { $0 } == min(timeout, .milliseconds(256)))
+            #expect(settled.value == min(timeout, .milliseconds(256)))
             #expect(network.runUntilIdle(maxEvents: 1000))
         }
         listener.close()

@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import Tomorrowland
 import TomorrowlandLoop
+import TomorrowlandTestSupport
 
 @testable import ProbeCore
 
@@ -44,7 +45,7 @@ struct TCPProberTests {
 
         // When each endpoint's attempt settled, from the round's start.
         let started = ContinuousClock.now
-        let settled = LockedValue<[ProbeEndpoint: Duration]>([:])
+        let settled = Locked<[ProbeEndpoint: Duration]>([:])
         let connect = tcpProber(on: loop, backstop: .seconds(30)) { endpoint, loop, timeout in
             TCPConnection.connect(
                 host: endpoint.host, port: endpoint.port, on: loop, timeout: timeout, nameResolver: silent)
@@ -57,7 +58,7 @@ struct TCPProberTests {
             }
             return attempt
         }
-        let statuses = LockedValue<[ProbeStatus]>([])
+        let statuses = Locked<[ProbeStatus]>([])
         let scheduler = ProbeScheduler(
             configuration: configuration, executor: loop, prober: prober, onTransition: { _ in },
             onRound: { _, round in statuses.withLock { $0 = round } })
@@ -66,14 +67,14 @@ struct TCPProberTests {
         let roundTook = ContinuousClock.now - started
 
         #expect(outcome == .completed(rounds: 1))
-        let reported = statuses.withLock { $0 }
+        let reported = statuses.value
         try #require(reported.count == 3)
         #expect(reported[0] == .down(.timedOut))
         #expect(reported[1].isUp)
         #expect(reported[2] == .down(.tcp(.connectFailed(errno: ECONNREFUSED))))
         // The reachable endpoints answer well within their timeout, unaffected by the name that
         // never resolves; the round ends with that endpoint's timeout, not later.
-        let times = settled.withLock { $0 }
+        let times = settled.value
         for endpoint in [open, refused] {
             let time = try #require(times[endpoint])
             #expect(time < .milliseconds(250), "\(endpoint) settled after \(time)")

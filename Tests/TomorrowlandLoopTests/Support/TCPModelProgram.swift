@@ -1,4 +1,4 @@
-import TomorrowlandTestSupport
+import TomorrowlandSimulation
 
 /// A public call on a ``TomorrowlandLoop/TCPConnection``, made by a TCP model program at the top
 /// level or from inside a callback.
@@ -38,7 +38,7 @@ enum TCPModelOperation: Hashable, CustomStringConvertible {
     }
 
     /// A random call; the closing ones are rare so that programs do something first.
-    static func random(streaming: Bool, using generator: inout SeededGenerator) -> TCPModelOperation {
+    static func random(streaming: Bool, using generator: inout SimulationRandom) -> TCPModelOperation {
         let roll = Int.random(in: 0..<1000, using: &generator)
         switch roll {
         case 0..<170: return .write(Int.random(in: 1...48, using: &generator))
@@ -95,7 +95,7 @@ struct TCPModelProgram {
 
     /// The program of `seed`.
     static func generate(seed: UInt64, length: Int) -> TCPModelProgram {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SimulationRandom(seed: seed)
         let streaming = Bool.random(using: &generator)
         var steps: [TCPModelStep] = []
         var peerEnded = false

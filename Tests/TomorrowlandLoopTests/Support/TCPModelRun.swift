@@ -1,5 +1,5 @@
 import Tomorrowland
-import TomorrowlandTestSupport
+import TomorrowlandSimulation
 
 @testable import TomorrowlandLoop
 
@@ -24,7 +24,7 @@ final class TCPModelRun: @unchecked Sendable {
 
     let loop: EventLoop
     let program: TCPModelProgram
-    private var generator: SeededGenerator
+    private var generator: SimulationRandom
     private var model = TCPByteStreamModel()
     private var connection: TCPConnection!
     private let peer: Int32
@@ -60,7 +60,7 @@ final class TCPModelRun: @unchecked Sendable {
     private init(_ program: TCPModelProgram, loop: EventLoop, tracing: Bool) {
         self.program = program
         self.loop = loop
-        generator = SeededGenerator(seed: program.seed ^ 0x5EED_CA11_BAC4)
+        generator = SimulationRandom(seed: program.seed ^ 0x5EED_CA11_BAC4)
         trace = tracing ? [] : nil
         let (fd, peer) = makeSocketPair()
         self.peer = peer

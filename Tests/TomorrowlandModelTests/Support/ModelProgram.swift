@@ -1,4 +1,4 @@
-import TomorrowlandTestSupport
+import TomorrowlandSimulation
 
 /// Where a generated callback runs.
 enum ModelContext: Int, CaseIterable, CustomStringConvertible {
@@ -133,13 +133,13 @@ enum ModelProgramGenerator {
     /// A random program of `length` steps. It starts with two roots so that most steps have
     /// something to work on; references are raw numbers (see ``ModelOp``).
     static func program(seed: UInt64, length: Int) -> [ModelOp] {
-        var random = SeededGenerator(seed: seed)
+        var random = SimulationRandom(seed: seed)
         var ops: [ModelOp] = [.makeRoot(requestContext: .loop), .makeRoot(requestContext: .immediate)]
-        func any(_ random: inout SeededGenerator) -> Int { Int.random(in: 0..<64, using: &random) }
-        func context(_ random: inout SeededGenerator) -> ModelContext {
+        func any(_ random: inout SimulationRandom) -> Int { Int.random(in: 0..<64, using: &random) }
+        func context(_ random: inout SimulationRandom) -> ModelContext {
             ModelContext.allCases.randomElement(using: &random)!
         }
-        func token(_ random: inout SeededGenerator) -> Int? {
+        func token(_ random: inout SimulationRandom) -> Int? {
             Int.random(in: 0..<3, using: &random) == 0 ? any(&random) : nil
         }
         while ops.count < length {

@@ -1,7 +1,7 @@
 #if ServiceLifecycle
     import Dispatch
-    import Synchronization
     import Tomorrowland
+    import TomorrowlandTestSupport
 
     #if canImport(Glibc)
         import Glibc
@@ -132,7 +132,7 @@
             case set(Value)
         }
 
-        private let state = Mutex<State>(.empty(waiter: nil))
+        private let state = Locked<State>(.empty(waiter: nil))
 
         func set(_ value: Value) {
             let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in

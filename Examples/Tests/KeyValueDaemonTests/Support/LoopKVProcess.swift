@@ -1,15 +1,15 @@
 import Foundation
-import Synchronization
 import Testing
+import TomorrowlandTestSupport
 
 /// A `loopkv` process started for one test: on an ephemeral loopback port, its log collected.
+///
+/// `@unchecked Sendable`: `port` is set once, in `init`, before the object is shared; the log,
+/// which the reader thread writes while the test reads it, is behind `logText`'s lock.
 final class LoopKVProcess: @unchecked Sendable {
     let process = Process()
     private(set) var port: UInt16 = 0
-    // `log` is written by the reader thread and read by the test: behind a pthread mutex (via
-    // NSLock), which TSan sees.
-    private let lock = NSLock()
-    private var logText = ""
+    private let logText = Locked("")
     private let logPipe = Pipe()
 
     /// The built `loopkv` next to the test bundle (the test target depends on it).
@@ -18,9 +18,9 @@ final class LoopKVProcess: @unchecked Sendable {
         return testBinary.deletingLastPathComponent().appendingPathComponent("loopkv")
     }
 
-    /// Starts `loopkv --port 0 <arguments>` and waits (up to 20 s) for its "listening on" line;
-    /// with `fileLimit`, under `ulimit -n <fileLimit>` (through /bin/sh, which then execs it);
-    /// `environment` adds to (or overrides) the test's own environment.
+    /// Starts `loopkv --port 0 <arguments>` and waits (within the toolkit's generous bound) for
+    /// its "listening on" line; with `fileLimit`, under `ulimit -n <fileLimit>` (through /bin/sh,
+    /// which then execs it); `environment` adds to (or overrides) the test's own environment.
     init(_ arguments: [String] = [], fileLimit: Int? = nil, environment: [String: String] = [:]) throws {
         if let fileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -41,19 +41,17 @@ final class LoopKVProcess: @unchecked Sendable {
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                lock.lock()
-                logText += String(decoding: data, as: UTF8.self)
-                lock.unlock()
+                logText.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
         }
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let port = Self.listeningPort(in: log) {
-                self.port = port
-                return
-            }
-            guard process.isRunning else { break }
-            Thread.sleep(forTimeInterval: 0.01)
+        var listening: UInt16?
+        _ = waitUntil {
+            listening = Self.listeningPort(in: log)
+            return listening != nil || !process.isRunning
+        }
+        if let listening {
+            port = listening
+            return
         }
         process.terminate()
         throw LoopKVProcessError.didNotStart(log: log)
@@ -67,11 +65,7 @@ final class LoopKVProcess: @unchecked Sendable {
     }
 
     /// Everything the daemon logged so far.
-    var log: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return logText
-    }
+    var log: String { logText.value }
 
     private static func listeningPort(in log: String) -> UInt16? {
         guard let range = log.range(of: "listening on 127.0.0.1:") else { return nil }
@@ -84,15 +78,11 @@ final class LoopKVProcess: @unchecked Sendable {
         try RESPClient(port: port)
     }
 
-    /// Sends `signal` and waits (up to `timeout` seconds) for the process to exit; its exit status,
-    /// or nil if it was killed by a signal or did not exit in time.
-    func stop(signal: Int32 = SIGTERM, timeout: Double = 20) -> Int32? {
+    /// Sends `signal` and waits (up to the toolkit's generous bound) for the process to exit; its
+    /// exit status, or nil if it was killed by a signal or did not exit in time.
+    func stop(signal: Int32 = SIGTERM) -> Int32? {
         kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        guard !process.isRunning else { return nil }
+        guard waitUntil({ !process.isRunning }) else { return nil }
         return process.terminationReason == .exit ? process.terminationStatus : nil
     }
 }

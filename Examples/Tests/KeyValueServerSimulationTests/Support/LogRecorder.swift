@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import TomorrowlandTestSupport
 
 /// The server's log lines with the virtual instant each was written at, so that a test can say
 /// when the server decided something ("idle timeout, closing" at exactly 5 s).
@@ -12,7 +12,7 @@ final class LogRecorder: Sendable {
     }
 
     private let clock: @Sendable () -> Duration
-    private let lines = Mutex<[Line]>([])
+    private let lines = Recorder<Line>()
 
     /// A recorder that stamps each line with `clock` (the network's virtual time).
     init(clock: @escaping @Sendable () -> Duration) {
@@ -20,7 +20,7 @@ final class LogRecorder: Sendable {
     }
 
     /// Every line so far, in order.
-    var all: [Line] { lines.withLock { $0 } }
+    var all: [Line] { lines.values }
 
     /// The instants of the lines whose message is `message`, in order.
     func times(of message: String) -> [Duration] {
@@ -32,7 +32,7 @@ final class LogRecorder: Sendable {
 
     fileprivate func record(_ level: Logger.Level, _ message: String) {
         let line = Line(time: clock(), level: level, message: message)
-        lines.withLock { $0.append(line) }
+        lines.record(line)
     }
 
     private struct Handler: LogHandler {
