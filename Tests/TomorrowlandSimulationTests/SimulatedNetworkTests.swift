@@ -227,6 +227,22 @@ import TomorrowlandSimulation
         network.runUntilIdle()
     }
 
+    @Test func aConnectAcrossAPartitionTimesOutAndOneAfterTheHealConnects() throws {
+        let network = SimulatedNetwork(seed: 20)
+        let server = network.addHost("server")
+        let client = network.addHost("client")
+        let listener = try startEchoServer(on: server)
+        network.partition([client], from: [server])
+        let across = TCPConnection.connect(host: "server", port: 7, on: client.loop, timeout: .seconds(2))
+        #expect(network.run(until: across)?.error == .timedOut)
+        network.heal()
+        let after = TCPConnection.connect(host: "server", port: 7, on: client.loop, timeout: .seconds(2))
+        let connection = try #require(network.run(until: after)?.value)
+        connection.close()
+        listener.close()
+        network.runUntilIdle()
+    }
+
     @Test func aCrashedHostResetsItsConnectionsAndShutsItsLoopsDown() throws {
         let network = SimulatedNetwork(seed: 19)
         let server = network.addHost("server")
