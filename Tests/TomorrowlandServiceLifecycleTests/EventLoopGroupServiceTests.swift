@@ -28,18 +28,23 @@
             let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in }
             let port = listener.localPort
             let events = Recorder<String>()
+            // The first hook's work goes on only once the second hook was called: the hooks are
+            // all called before any is waited for, however slowly the machine runs them.
+            let (secondHookCalled, secondHookResolver) = Promise<Void, NoError>.makeWithResolver()
             #expect(service.addListener(listener))
             #expect(
                 service.onGracefulShutdown { _ in
                     events.record("first hook, listener closed: \(listener.isClosed)")
                     // Work in flight: it ends on the loop 200 ms later, and the loop still runs it.
-                    return loop.sleep(for: .milliseconds(200)).map(on: .loop(loop)) {
-                        let refused = BlockingClient.connect(port: port) == nil
-                        events.record("in-flight work finished, new clients refused: \(refused)")
-                    }
+                    return secondHookCalled.flatMap(on: .loop(loop)) { loop.sleep(for: .milliseconds(200)) }
+                        .map(on: .loop(loop)) {
+                            let refused = BlockingClient.connect(port: port) == nil
+                            events.record("in-flight work finished, new clients refused: \(refused)")
+                        }
                 })
             service.onGracefulShutdown { _ in
                 events.record("second hook")
+                secondHookResolver.fulfill(with: ())
                 return Promise<Void, NoError>(fulfilled: ())
             }
             let serviceGroup = ServiceGroup(services: [service])
