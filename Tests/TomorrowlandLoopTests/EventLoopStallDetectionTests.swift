@@ -30,13 +30,14 @@ struct EventLoopStallDetectionTests {
     }
 
     @Test func aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns() {
+        let closureName = "aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns"
         let running = RunningLoop()
         let stalls = Recorder<EventLoopStall>()
         let callbackReturned = Atomic<Bool>(false)
-        let reportedBeforeReturn = Recorder<Bool>()
+        let reportedBeforeReturn = Recorder<(work: String, beforeReturn: Bool)>()
         let reported = DispatchSemaphore(value: 0)
         running.loop.enableStallDetection(threshold: .milliseconds(50)) { stall in
-            reportedBeforeReturn.record(!callbackReturned.load(ordering: .acquiring))
+            reportedBeforeReturn.record((stall.work, !callbackReturned.load(ordering: .acquiring)))
             stalls.record(stall)
             reported.signal()
         }
@@ -50,7 +51,7 @@ struct EventLoopStallDetectionTests {
             // Until a report is recorded, not until the semaphore says so: under ThreadSanitizer
             // on a loaded machine a timed wait once returned within a second, with no report.
             let deadline = ContinuousClock.now + generousTimeout
-            while stalls.count == 0, ContinuousClock.now < deadline {
+            while !stalls.values.contains(where: { $0.work.contains(closureName) }), ContinuousClock.now < deadline {
                 _ = reported.wait(timeout: .now() + .milliseconds(100))
             }
             callbackReturned.store(true, ordering: .releasing)
@@ -58,16 +59,20 @@ struct EventLoopStallDetectionTests {
         }
         done.wait()
         running.finish()
-        #expect(stalls.count == 1)
-        #expect(reportedBeforeReturn.values == [true])
-        let stall = stalls.values.first
+        // Only this closure's stall counts: on a loaded machine the loop's thread may also be
+        // preempted past the threshold in some other piece of work, which is then rightly
+        // reported too.
+        let named = stalls.values.filter { $0.work.contains(closureName) }
+        #expect(named.count == 1, "\(stalls.values)")
+        let closureReports = reportedBeforeReturn.values.filter { $0.work.contains(closureName) }
+        #expect(closureReports.map(\.beforeReturn) == [true])
+        let stall = named.first
         #expect(stall?.isFinished == false)
         #expect((stall?.duration ?? .zero) >= .milliseconds(50))
         #expect(stall?.threshold == .milliseconds(50))
         // Named by its symbol: the closure literal inside this test.
-        #expect(stall?.work.contains("aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns") == true)
         #expect(stall?.work.hasPrefix("closure") == true)
-        #expect(running.loop.tickTotals.stallCount == 1)
+        #expect(running.loop.tickTotals.stallCount == UInt64(stalls.count))
     }
 
     @Test func aCallbackOf10msIsNotReportedWithThe50msThreshold() {
@@ -92,8 +97,11 @@ struct EventLoopStallDetectionTests {
         usleep(200_000)
         running.finish()
         let heldFor = held.withLock { $0 }
+        // The loop's own work (its start and shutdown) may rightly stall on a loaded machine;
+        // what must not be reported is this test's work.
+        let ours = stalls.values.filter { $0.work.contains("aCallbackOf10msIsNotReportedWithThe50msThreshold") }
         if heldFor < .milliseconds(40) {
-            #expect(stalls.count == 0, "a callback that held the loop \(heldFor) was reported")
+            #expect(ours.isEmpty, "a callback that held the loop \(heldFor) was reported: \(ours)")
         } else {
             // A loaded machine preempted the loop's thread in or around the callback, so it held
             // the loop past the threshold: a report is then right, and must say so.
@@ -156,9 +164,12 @@ struct EventLoopStallDetectionTests {
         done.wait()
         watcher.cancel()
         running.finish()
-        #expect(stalls.count == 1)
-        #expect(stalls.values.first?.work.hasPrefix("watcher handler closure") == true, "\(stalls.values)")
-        #expect(stalls.values.first?.work.contains("aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler") == true)
+        // Only this handler's stall counts (a loaded machine may rightly add others).
+        let named = stalls.values.filter {
+            $0.work.contains("aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler")
+        }
+        #expect(named.count == 1, "\(stalls.values)")
+        #expect(named.first?.work.hasPrefix("watcher handler closure") == true, "\(stalls.values)")
     }
 
     @Test func stallDetectionIsOffByDefault() {
@@ -180,8 +191,10 @@ struct EventLoopStallDetectionTests {
         loop.execute { usleep(100_000) }
         loop.runUntilIdle()
         loop.shutdown()
-        #expect(stalls.count == 1)
-        #expect(stalls.values.first?.work.contains("theLoopReportsWorkThatEndedPastTheThreshold") == true)
+        // Only this closure's stall counts: with a 20 ms threshold, a loaded machine may also
+        // preempt the thread past it in the loop's own work, which is then rightly reported.
+        let named = stalls.values.filter { $0.work.contains("theLoopReportsWorkThatEndedPastTheThreshold") }
+        #expect(named.count == 1, "\(stalls.values)")
     }
 
     private func watchdogThreadID(of loop: EventLoop) -> Int32? {

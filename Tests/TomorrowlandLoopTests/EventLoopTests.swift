@@ -120,7 +120,8 @@ struct EventLoopTests {
         let loop = EventLoop()
         let start = ContinuousClock.now
         loop.runUntilIdle()
-        #expect(ContinuousClock.now - start < .seconds(1))
+        // Generous for a loaded machine; a loop that waited for events would never return.
+        #expect(ContinuousClock.now - start < .seconds(10))
         loop.shutdown()
     }
 

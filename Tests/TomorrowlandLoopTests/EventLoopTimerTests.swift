@@ -74,15 +74,28 @@ struct EventLoopTimerTests {
         #expect(thread.waitUntilRunning())
         let spy = ReleaseSpy()
         let ran = Locked(false)
+        // The loop is held busy from before the timer is scheduled until after its deadline, so
+        // the cancel always comes first, however late this thread gets a core, and the timer is
+        // already due when the loop gets to it.
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
         let handle = loop.schedule(after: .milliseconds(20)) { [token = spy.token()] in
             withExtendedLifetime(token) { ran.value = true }
         }
         handle.cancel()
+        usleep(40_000)
+        // Due after the cancelled timer: the loop would run that one first.
         let done = DispatchSemaphore(value: 0)
-        _ = loop.schedule(after: .milliseconds(60)) { done.signal() }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        _ = loop.schedule(after: .zero) { done.signal() }
+        release.signal()
+        #expect(done.wait(timeout: .now() + .seconds(20)) == .success)
         #expect(!ran.value)
-        #expect(spy.releasedCount == 1)
+        #expect(waitUntil { spy.releasedCount == 1 })
         loop.stop()
         #expect(thread.join())
         loop.shutdown()
@@ -167,20 +180,26 @@ struct EventLoopTimerTests {
         #expect(spy.releasedCount == 1)
     }
 
-    @Test func aTimerAndWorkSubmittedFromAnotherThreadBothWakeABlockedLoop() {
+    @Test func aTimerAndWorkSubmittedFromAnotherThreadEachWakeABlockedLoop() {
         let loop = EventLoop()
         let thread = LoopThread(loop)
         #expect(thread.waitUntilRunning())
         let log = Recorder<String>()
         let done = DispatchSemaphore(value: 0)
-        // The loop is blocked with no timer armed: the new timer must re-arm libevent's.
+        // One at a time, each waited for, so that neither wakes the loop for the other. The loop
+        // is blocked with no timer armed: the new timer must re-arm libevent's.
         _ = loop.schedule(after: .milliseconds(15)) {
             log.record("timer")
             done.signal()
         }
-        loop.execute { log.record("work") }
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(log.values == ["work", "timer"])
+        #expect(done.wait(timeout: .now() + .seconds(20)) == .success)
+        // Blocked again with nothing armed: the work must wake it.
+        loop.execute {
+            log.record("work")
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + .seconds(20)) == .success)
+        #expect(log.values == ["timer", "work"])
         loop.stop()
         #expect(thread.join())
         loop.shutdown()

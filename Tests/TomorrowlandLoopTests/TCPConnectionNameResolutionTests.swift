@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -22,60 +23,75 @@ struct TCPConnectionNameResolutionTests {
         return true
     }
 
-    /// A timer every 10 ms on the loop recording how late each one fired, measured on the loop's
-    /// clock against the deadline it was scheduled for.
+    /// A timer every 10 ms on the loop, counting its fires.
     private final class Ticker: Sendable {
         let loop: EventLoop
-        let lateness = Locked<[Duration]>([])
+        private let fires = Atomic<Int>(0)
         let stopped = Atomic<Bool>(false)
 
         init(loop: EventLoop) { self.loop = loop }
 
+        /// How many times the timer fired so far.
+        var fireCount: Int { fires.load(ordering: .relaxed) }
+
         func scheduleNext() {
-            let deadline = MonotonicClock.now() + 10_000_000
             _ = loop.schedule(after: .milliseconds(10)) { [self] in
-                let late = Int64(MonotonicClock.now()) - Int64(deadline)
-                lateness.withLock { $0.append(.nanoseconds(late)) }
+                fires.add(1, ordering: .relaxed)
                 if !stopped.load(ordering: .relaxed) { scheduleNext() }
             }
         }
     }
 
-    @Test func theLoopsTimersFireOnTimeWhileASlowNameResolves() throws {
+    /// A resolver that answers 127.0.0.1, from a Dispatch thread, once `ticker` fired `fires`
+    /// more times after the question, or after `giveUpAfter` if it never does; records how many
+    /// fires it saw meanwhile.
+    private final class TickGatedNameResolver: NameResolver {
+        let ticker: Ticker
+        let fires: Int
+        let giveUpAfter: Duration
+        let asked = Locked<[String]>([])
+        let firesDuringLookup = Locked<Int?>(nil)
+
+        init(ticker: Ticker, fires: Int, giveUpAfter: Duration) {
+            self.ticker = ticker
+            self.fires = fires
+            self.giveUpAfter = giveUpAfter
+        }
+
+        func resolve(_ resolution: NameResolution) {
+            asked.withLock { $0.append(resolution.host) }
+            let firedBefore = ticker.fireCount
+            DispatchQueue.global().async { [self] in
+                _ = waitUntil(timeout: giveUpAfter) { ticker.fireCount - firedBefore >= fires }
+                firesDuringLookup.withLock { $0 = ticker.fireCount - firedBefore }
+                let answer = TCPSocketAddress.literal(host: "127.0.0.1", port: resolution.port)
+                resolution.complete(with: answer.map { .success($0) } ?? .failure(.addressResolutionFailed(host: "")))
+            }
+        }
+    }
+
+    @Test func theLoopsTimersKeepFiringWhileASlowNameResolves() throws {
+        // The lookup answers only once the loop's timers fired while it waited: a loop blocked
+        // on the lookup fires none, so the resolver gives up and reports no fires. Waiting for
+        // the fires rather than measuring their lateness keeps a preempted loop thread (a loaded
+        // machine, sanitizers) from looking like a blocked one.
         let loop = EventLoop()
         defer { loop.shutdown() }
         let (fd, port) = try rawListener()
         defer { close(fd) }
-        let slow = DelayedNameResolver(delay: .milliseconds(600))
         let ticker = Ticker(loop: loop)
+        let slow = TickGatedNameResolver(ticker: ticker, fires: 20, giveUpAfter: .seconds(10))
         ticker.scheduleNext()
-        let started = ContinuousClock.now
         let attempt = TCPConnection.connect(
-            host: "slow.example", port: port, on: loop, timeout: .seconds(10), nameResolver: slow)
+            host: "slow.example", port: port, on: loop, timeout: .seconds(20), nameResolver: slow)
         let connection = try #require(drive(loop, until: attempt)?.value)
-        let elapsed = ContinuousClock.now - started
         ticker.stopped.store(true, ordering: .relaxed)
         defer { connection.close() }
 
-        #expect(slow.names == ["slow.example"])
+        #expect(slow.asked.withLock { $0 } == ["slow.example"])
         #expect(connection.remoteDescription == "127.0.0.1:\(port)")
-        #expect(elapsed >= .milliseconds(590))
-        let lateness = ticker.lateness.withLock { $0 }
-        // About 60 fires during the 600 ms answer; each one on time.
-        #expect(lateness.count >= 20)
-        // On time: within a few milliseconds of the deadline. A loop blocked on the lookup would
-        // make one fire about 600 ms late. A busy machine (2 cores shared by parallel tests,
-        // sanitizers, builds) preempts the loop's thread now and then: seen as 2 fires in 27 at
-        // 5-8 ms, at a load average of 10 as 7 in 21 at 6-21 ms, at a load average of 12 a median
-        // above 5 ms.
-        // So the checks are that the typical fire is within a few ticks of its deadline and that
-        // none is late by anything near the lookup's 600 ms: the answer is long on purpose, so
-        // that a blocked loop and a preempted one stay far apart.
-        let sorted = lateness.sorted()
-        let median = sorted[sorted.count / 2]
-        #expect(median < .milliseconds(25), "the typical fire is late by \(median): \(lateness)")
-        let worst = try #require(sorted.last)
-        #expect(worst < .milliseconds(300), "timer fires late by up to \(worst) while the name resolved: \(lateness)")
+        let fires = try #require(slow.firesDuringLookup.withLock { $0 })
+        #expect(fires >= 20, "the loop's timers fired \(fires) times while the name resolved")
     }
 
     @Test func aNameThatNeverResolvesTimesOutWithinTheConnectTimeout() throws {
@@ -90,7 +106,8 @@ struct TCPConnectionNameResolutionTests {
 
         #expect(result?.error == .timedOut)
         #expect(elapsed >= .milliseconds(190))
-        #expect(elapsed < .seconds(3))
+        // Generous: by the connect timeout, not the drive's time limit, on a loaded machine too.
+        #expect(elapsed < .seconds(10))
         let resolution = try #require(silent.resolutions.first)
         #expect(resolution.isAbandoned)
         #expect(loop.resources.isEmpty)
@@ -112,7 +129,8 @@ struct TCPConnectionNameResolutionTests {
         attempt.requestCancel()
         let result = drive(loop, until: attempt)
         #expect(result?.isCancelled == true)
-        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        // Generous for a loaded machine, and still far from the 60 s connect timeout.
+        #expect(ContinuousClock.now - cancelled < .seconds(10))
         #expect(resolution.isAbandoned)
         #expect(loop.resources.isEmpty)
 

@@ -9,7 +9,11 @@
     /// `EventLoopGroupService` in a `ServiceGroup`: the order of a graceful shutdown, the grace
     /// period, cancellation, a shutdown from elsewhere, misuse. Real loops and sockets; real time
     /// only where a grace period is the point.
-    @Suite(.timeLimit(.minutes(1)))
+    ///
+    /// The time limit is what fails a drain that is never cut short. It is generous: the grace
+    /// timers are `Task.sleep`s on the cooperative pool, which the parallel test run can starve
+    /// for tens of seconds on a loaded 2-core machine (37 s measured under ThreadSanitizer).
+    @Suite(.timeLimit(.minutes(2)))
     struct EventLoopGroupServiceTests {
         @Test func gracefulShutdownOfTheServiceGroupShutsEveryLoopDownAndRunReturns() async throws {
             let group = EventLoopGroup(loopCount: 2)
@@ -28,18 +32,23 @@
             let listener = try TCPListener.listen(host: "127.0.0.1", port: 0, on: loop) { _ in }
             let port = listener.localPort
             let events = Recorder<String>()
+            // The first hook's work goes on only once the second hook was called: the hooks are
+            // all called before any is waited for, however slowly the machine runs them.
+            let (secondHookCalled, secondHookResolver) = Promise<Void, NoError>.makeWithResolver()
             #expect(service.addListener(listener))
             #expect(
                 service.onGracefulShutdown { _ in
                     events.record("first hook, listener closed: \(listener.isClosed)")
                     // Work in flight: it ends on the loop 200 ms later, and the loop still runs it.
-                    return loop.sleep(for: .milliseconds(200)).map(on: .loop(loop)) {
-                        let refused = BlockingClient.connect(port: port) == nil
-                        events.record("in-flight work finished, new clients refused: \(refused)")
-                    }
+                    return secondHookCalled.flatMap(on: .loop(loop)) { loop.sleep(for: .milliseconds(200)) }
+                        .map(on: .loop(loop)) {
+                            let refused = BlockingClient.connect(port: port) == nil
+                            events.record("in-flight work finished, new clients refused: \(refused)")
+                        }
                 })
             service.onGracefulShutdown { _ in
                 events.record("second hook")
+                secondHookResolver.fulfill(with: ())
                 return Promise<Void, NoError>(fulfilled: ())
             }
             let serviceGroup = ServiceGroup(services: [service])
@@ -105,12 +114,9 @@
             try await serviceGroup.run()
             let elapsed = ContinuousClock.now - started
             #expect(events.values == ["cancel requested, loop still open: true"])
+            // Not before the grace period. How long after is up to the starved pool (see the
+            // suite): that the drain, which never ends by itself, ends at all is the point.
             #expect(elapsed >= .milliseconds(200))
-            // Generous: the grace timer is a `Task.sleep` on the cooperative pool, which the
-            // parallel test run can starve for seconds on a loaded 2-core machine (12 s measured
-            // once in CI). What this checks is that the drain, which never ends by itself, is cut
-            // short instead of hanging until the suite's time limit.
-            #expect(elapsed < .seconds(30))
             #expect(loop.isShutdownComplete)
             // Late work is abandoned: a callback aimed at the shut-down loop does not run, and its
             // promise ends cancelled.
@@ -135,7 +141,9 @@
 
         @Test func theServiceGroupsMaximumGracefulShutdownDurationCancelsTheDrain() async throws {
             let group = EventLoopGroup(loopCount: 1)
-            let service = EventLoopGroupService(group: group, gracePeriod: .seconds(60))
+            // A grace period far past the suite's time limit: only the group's escalation can
+            // end this drain in time.
+            let service = EventLoopGroupService(group: group, gracePeriod: .seconds(3600))
             let events = Recorder<String>()
             service.onGracefulShutdown { _ in
                 let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
@@ -149,10 +157,8 @@
             configuration.maximumGracefulShutdownDuration = .milliseconds(200)
             let serviceGroup = ServiceGroup(configuration: configuration)
             await serviceGroup.triggerGracefulShutdown()
-            let started = ContinuousClock.now
             // The escalation to cancellation is no error: the service returns once its loops are down.
             try await serviceGroup.run()
-            #expect(ContinuousClock.now - started < .seconds(30))
             #expect(events.values == ["cancel requested"])
             #expect(group.loops[0].isShutdownComplete)
         }

@@ -46,7 +46,8 @@ import TomorrowlandSimulation
         let result = network.run(until: promise)
         #expect(result == .value(start + .seconds(30)))
         #expect(network.now == .seconds(30))
-        #expect(ContinuousClock.now - wall < .seconds(5))
+        // Far less than the 30 s it simulated, with room for a loaded machine.
+        #expect(ContinuousClock.now - wall < .seconds(20))
     }
 
     @Test func aPeerThatStopsReadingFillsTheWindowAndTheWriterStopsBeingWritable() throws {

@@ -114,8 +114,9 @@ struct AfterInitializerTests {
         promise.tap(on: .immediate) { _ in events.record("promise") }
         queue.addOperation { events.record("added later") }
         #expect(queue.operationCount == 2)
-        // Let the timer fire while the queue is held, then release the queue.
-        usleep(200_000)
+        // Let the timer fire while the queue is held (its operation, queued first, turns ready),
+        // then release the queue.
+        #expect(waitUntil { queue.operations.first?.isReady == true })
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
         #expect(events.values == ["promise", "added later"])

@@ -31,7 +31,8 @@ struct TimerContractTests {
     func anAfterInitializerResolvesNoEarlierThanItsDelay(_ destination: Destination) {
         let start = DispatchTime.now()
         let promise = Promise<Int, String>(on: destination.context, fulfilled: 1, after: 0.03)
-        #expect(promise.result == nil)
+        // Unresolved at once, unless this thread lost its core for the whole delay.
+        #expect(promise.result == nil || seconds(since: start) >= 0.03)
         #expect(blockingResult(of: promise) == .value(1))
         #expect(seconds(since: start) >= 0.03)
     }
