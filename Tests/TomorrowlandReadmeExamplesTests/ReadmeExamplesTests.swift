@@ -33,7 +33,6 @@ struct Model: Equatable { let id: Int }
 
 enum MyAPI {
     static var apiKey: String?
-    static var loginShouldFail = false
 
     static func requestFeed(for user: User) -> StdPromise<[FeedItem]> {
         Promise(on: .utility) { resolver in
@@ -192,10 +191,15 @@ final class ModelController {
 
     init(fetch: @escaping () -> StdPromise<Model>) { self.fetch = fetch }
 
-    enum MyModel {
-        static var next: (() -> StdPromise<Model>)!
-        static func fetchFromNetworkAsPromise() -> StdPromise<Model> { next() }
+    /// The README's `MyModel.fetchFromNetworkAsPromise()`, per controller: a static hook would be
+    /// one global that the suites running in parallel overwrite under each other.
+    struct ModelSource {
+        let fetch: () -> StdPromise<Model>
+        func fetchFromNetworkAsPromise() -> StdPromise<Model> { fetch() }
     }
+
+    /// Read as the README's `MyModel` inside the controller's methods.
+    var MyModel: ModelSource { ModelSource(fetch: fetch) }
 
     func updateUI(with model: Model) {
         self.model = model
@@ -205,7 +209,6 @@ final class ModelController {
     func handleError(_ error: Error) { log.record("handleError") }
 
     func loadModel() {
-        MyModel.next = fetch
         promiseToken.invalidate()
         MyModel.fetchFromNetworkAsPromise()
             .then(

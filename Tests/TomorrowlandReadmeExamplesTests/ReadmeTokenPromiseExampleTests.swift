@@ -6,7 +6,6 @@ import TomorrowlandTestSupport
 
 extension ModelController {
     func loadModelWithTokenPromise() {
-        MyModel.next = fetch
         promiseToken.invalidate()
         MyModel.fetchFromNetworkAsPromise()
             .withToken(promiseToken)
