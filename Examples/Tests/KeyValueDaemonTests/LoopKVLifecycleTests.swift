@@ -22,15 +22,39 @@ struct LoopKVLifecycleTests {
         var batch: [UInt8] = []
         for _ in 0..<200 { batch += Array("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n".utf8) }
         try reader.send(batch)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Until the replies stop arriving: the kernel's buffers are then full and the daemon
+        // holds the rest of its output, which the drain cannot flush. (The daemon writes while
+        // it can; only a second without a byte, after the first came, says it can no longer.)
+        let deadline = Date().addingTimeInterval(20)
+        var arrived: Int32 = -1
+        var unchangedSince = Date()
+        while Date() < deadline {
+            var available: Int32 = 0
+            _ = ioctl(reader.fd, UInt(FIONREAD), &available)
+            if available != arrived {
+                arrived = available
+                unchangedSince = Date()
+            } else if available > 0, Date().timeIntervalSince(unchangedSince) >= 1 {
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(arrived > 0, "no reply reached the stuck reader")
         return reader
     }
 
     @Test func aSecondSignalDuringTheDrainChangesNothing() throws {
-        let server = try LoopKVProcess(["--shutdown-grace", "1.5"])
+        // A grace period that a loaded machine cannot use up between the first signal's
+        // handling and the checks below.
+        let server = try LoopKVProcess(["--shutdown-grace", "3"])
         let reader = try stuckReader(server)
         kill(server.process.processIdentifier, SIGTERM)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Until the daemon handled the first signal, so that the next ones are separate deliveries.
+        let deadline = Date().addingTimeInterval(20)
+        while !server.log.contains("graceful shutdown: stopping"), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(server.log.contains("graceful shutdown: stopping"), "\(server.log.suffix(1500))")
         // Still draining (the reader has not read), and a second SIGTERM and a SIGINT do not end
         // the process by their default action.
         #expect(server.process.isRunning)
