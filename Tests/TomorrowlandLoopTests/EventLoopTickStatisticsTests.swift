@@ -24,17 +24,21 @@ struct EventLoopTickStatisticsTests {
     @Test func busyTimeCoversTheWorkAndWaitingTimeTheIdleGap() {
         let loop = EventLoop()
         let ticks = Recorder<EventLoopTick>()
+        // On before the loop runs: settings take effect at the next tick, so work submitted right
+        // after enabling them on a running loop may run in an unmeasured tick.
+        loop.enableTickStatistics { ticks.record($0) }
         let ended = DispatchSemaphore(value: 0)
         Thread {
             loop.run()
             ended.signal()
         }.start()
-        loop.enableTickStatistics { ticks.record($0) }
-        let first = DispatchSemaphore(value: 0)
-        loop.execute { first.signal() }
-        first.wait()
+        loop.execute {}
+        // Until the observer saw that tick: its end was measured before the observer ran, so the
+        // idle gap below starts after it, however late the loop's thread then gets a core.
+        #expect(waitUntil { ticks.values.contains { $0.itemCount >= 1 } })
+        let seenBeforeGap = ticks.count
         // The loop now waits in libevent until the next submission.
-        usleep(100_000)
+        usleep(200_000)
         let second = DispatchSemaphore(value: 0)
         loop.execute {
             usleep(30_000)
@@ -43,9 +47,15 @@ struct EventLoopTickStatisticsTests {
         second.wait()
         loop.shutdown()
         ended.wait()
-        let busy = ticks.values.first { $0.busyTime >= .milliseconds(30) }
-        #expect(busy != nil)
-        #expect((busy?.waitingTime ?? .zero) >= .milliseconds(90))
+        // The ticks from the gap to the first one that ran work: the gap is their waiting time,
+        // whether the loop woke once or more in between (by position, not by a duration that a
+        // preempted thread may stretch in any tick).
+        let afterGap = ticks.values.dropFirst(seenBeforeGap)
+        let busyIndex = afterGap.firstIndex { $0.itemCount >= 1 }
+        let busy = busyIndex.map { afterGap[$0] }
+        #expect((busy?.busyTime ?? .zero) >= .milliseconds(30))
+        let waited = busyIndex.map { afterGap[...$0].reduce(Duration.zero) { $0 + $1.waitingTime } } ?? .zero
+        #expect(waited >= .milliseconds(150))
         #expect(loop.tickTotals.busyTime >= .milliseconds(30))
     }
 
