@@ -38,6 +38,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // `NIOLockedValueBox`, the example's lock: see BackendCallLog.swift.
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -67,6 +69,8 @@ let package = Package(
                 "FanOutService",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandMetrics", package: "Tomorrowland"),
+                // The tests' one lock (`Locked`) and helpers, shared with the library's tests.
+                .product(name: "TomorrowlandTestSupport", package: "Tomorrowland"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

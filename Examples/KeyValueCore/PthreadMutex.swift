@@ -4,7 +4,8 @@
 
 /// A `pthread_mutex_t`: the examples' one lock for state, that of a ``ShardedStore`` shard and
 /// of the ``ExpirySweeper`` (the demo's counter is an atomic; the example tests use the test
-/// toolkit's `Locked`).
+/// toolkit's `Locked`; the Hummingbird example, a package of its own on swift-nio, uses NIO's
+/// `NIOLockedValueBox`, the same pthread mutex).
 ///
 /// Why not `Synchronization.Mutex`: on Swift 6.3.1 (Linux) it locks with futex calls that
 /// ThreadSanitizer does not intercept, so a TSan run of the daemon with several loops would report

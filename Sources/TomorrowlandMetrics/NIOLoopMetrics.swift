@@ -2,7 +2,7 @@
     import CoreMetrics
     import NIOCore
     import NIOPosix
-    import Synchronization
+    import Tomorrowland
     import TomorrowlandNIO
 
     #if canImport(Glibc)
@@ -124,7 +124,7 @@
         private let labels: EventLoopMetrics.Labels
         private let configuration: NIOLoopMetrics.Configuration
         private let factory: any MetricsFactory
-        private let state = Mutex(State())
+        private let state = LockedValue(State())
 
         init(labels: EventLoopMetrics.Labels, configuration: NIOLoopMetrics.Configuration, factory: any MetricsFactory)
         {

@@ -1,10 +1,14 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Every backend call's events, in the order they happened, with counts and a way to wait for one.
 ///
 /// The service exposes it on `GET /stats` (counts per backend and kind) and logs each event; the
 /// tests read it in-process to see that a client's hang-up reached the backends' cancel handlers.
 /// Safe from any thread: events arrive on the NIO loops, readers are handler tasks and tests.
+///
+/// The lock is swift-nio's `NIOLockedValueBox`, a pthread mutex: the examples lock with pthread
+/// mutexes, which ThreadSanitizer sees (loopkv's `PthreadMutex` says why not
+/// `Synchronization.Mutex`); this package already builds on swift-nio, which provides one.
 public final class BackendCallLog: Sendable {
     /// A task suspended in ``waitUntil(backend:kind:count:)``.
     private struct Waiter {
@@ -25,14 +29,14 @@ public final class BackendCallLog: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Makes an empty log.
     public init() {}
 
     /// Appends `event` and wakes the tasks waiting for it.
     public func record(_ event: BackendEvent) {
-        let satisfied = state.withLock { state -> [Waiter] in
+        let satisfied = state.withLockedValue { state -> [Waiter] in
             state.events.append(event)
             let (ready, waiting) = state.waiters.partitioned { waiter in
                 state.count(backend: waiter.backend, kind: waiter.kind) >= waiter.count
@@ -48,12 +52,12 @@ public final class BackendCallLog: Sendable {
 
     /// All events so far, in order.
     public var events: [BackendEvent] {
-        state.withLock { $0.events }
+        state.withLockedValue { $0.events }
     }
 
     /// How many events of `kind` `backend` has had.
     public func count(backend: String, kind: BackendEvent.Kind) -> Int {
-        state.withLock { $0.count(backend: backend, kind: kind) }
+        state.withLockedValue { $0.count(backend: backend, kind: kind) }
     }
 
     /// Returns once `backend` has had `count` events of `kind` (at once if it has already), or
@@ -62,13 +66,13 @@ public final class BackendCallLog: Sendable {
     /// - Returns: True when the events arrived, false when the wait was cancelled first.
     @discardableResult
     public func waitUntil(backend: String, kind: BackendEvent.Kind, count: Int = 1) async -> Bool {
-        let id = state.withLock { state -> UInt64 in
+        let id = state.withLockedValue { state -> UInt64 in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
+                let resumeNow = state.withLockedValue { state -> Bool in
                     if state.count(backend: backend, kind: kind) >= count || Task.isCancelled {
                         return true
                     }
@@ -79,7 +83,7 @@ public final class BackendCallLog: Sendable {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let cancelled = state.withLock { state -> Waiter? in
+            let cancelled = state.withLockedValue { state -> Waiter? in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiters.remove(at: index)
             }

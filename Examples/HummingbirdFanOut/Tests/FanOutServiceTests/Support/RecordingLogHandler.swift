@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import TomorrowlandTestSupport
 
 /// A swift-log handler that keeps every line, with its metadata (the provider's included), for a
 /// test to read.
@@ -12,7 +12,7 @@ struct RecordingLogHandler: LogHandler {
 
     /// Where the lines go; shared by the copies swift-log makes of the handler.
     final class Lines: Sendable {
-        private let lines = Mutex<[Line]>([])
+        private let lines = Locked<[Line]>([])
 
         func append(_ line: Line) { lines.withLock { $0.append(line) } }
 
