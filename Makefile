@@ -189,6 +189,14 @@ bench-callgrind: deps valgrind-deps
 	cd Benchmarks && $(SWIFT) build -c release
 	Benchmarks/scripts/callgrind.sh
 
+# Where W1i, W1 and W8 spend their instructions per unit (glibc's allocator, the Swift runtime, the
+# promise core, the loops, the benchmark), with the costliest functions; SPLIT="W1 W4" for others.
+# The floor table of Benchmarks/README.md is measured with it; ~30 s per row.
+SPLIT ?=
+bench-split: deps valgrind-deps
+	cd Benchmarks && $(SWIFT) build -c release
+	Benchmarks/scripts/callgrind-split.sh $(SPLIT)
+
 # The instruction gate: our side of W1, W2, W3 (and W1i, W2i, W3i on .immediate) under callgrind
 # must stay within 3% above Benchmarks/instruction-budgets.txt. Run by .ci/run, not by `make test`:
 # the counts depend on the machine's CPU (glibc's dispatched routines), so the budgets hold on
@@ -208,7 +216,7 @@ valgrind-deps:
 		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; \
 	fi
 
-.PHONY: check-instructions valgrind-deps
+.PHONY: check-instructions valgrind-deps bench-split
 
 clean:
 	rm -rf .build .build-* Benchmarks/.build Benchmarks/.build-* Examples/.build Examples/.build-* docs
