@@ -191,7 +191,7 @@ bench-callgrind: deps valgrind-deps
 
 # Where W1i, W1 and W8 spend their instructions per unit (glibc's allocator, the Swift runtime, the
 # promise core, the loops, the benchmark), with the costliest functions; SPLIT="W1 W4" for others.
-# The floor table of Benchmarks/README.md is measured with it; ~30 s per row.
+# The floor table of Benchmarks/README.md is measured with it; under a minute per row.
 SPLIT ?=
 bench-split: deps valgrind-deps
 	cd Benchmarks && $(SWIFT) build -c release
