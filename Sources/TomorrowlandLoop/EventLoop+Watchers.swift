@@ -163,29 +163,6 @@ extension EventLoop {
         watchers.removeAll()
     }
 
-    /// Runs `body` with access to the loop's confined state: directly on the loop's thread, else
-    /// by claiming the driver role while no thread drives the loop.
-    func withLoopAccess<R>(_ operation: StaticString, _ body: () throws -> R) throws -> R {
-        if inEventLoop { return try body() }
-        visit: while true {
-            switch tryClaimDriver(for: .visit) {
-            case .claimed:
-                break visit
-            case .refused(.closed):
-                throw EventLoopError.shutDown
-            case .refused(.visitedByAnotherThread):
-                // Another thread's short visit: wait it out.
-                sched_yield()
-            case .refused(.drivenByCaller), .refused(.drivenByAnotherThread):
-                preconditionFailure(
-                    "EventLoop.\(operation) called on a thread that does not drive the loop while another thread does; call it inside the loop's work (loop.execute { ... }), or use the promise form"
-                )
-            }
-        }
-        defer { releaseDriver() }
-        return try ExecutionFlags.running(on: self) { try body() }
-    }
-
     /// Runs `body` with access to the loop's confined state from any thread, and returns what it
     /// returned: directly on the loop's thread, by claiming the driver role while no thread
     /// drives the loop, else on the loop's thread through the inbox while the caller waits.
