@@ -81,11 +81,11 @@ test-tsan: deps
 	TOMORROWLAND_SIM_SEEDS=20 $(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS)
 
 # The library's suites under AddressSanitizer (use-after-free, overflows, double frees) and
-# LeakSanitizer, in its own build folder; `make test-asan-examples` runs the examples' suites so
-# too (CI runs it for neither its time nor its yield: the examples' unsafe code is the RESP parser
-# and the TCP input buffer, which `make fuzz` runs under AddressSanitizer). .ci/lsan-suppressions.txt lists, with the reason for
-# each, the leaks that are not the library's: corelibs XCTest and Foundation internals, and
-# retain cycles some tests build on purpose (a pending promise whose onRequestCancel handler
+# LeakSanitizer, in its own build folder. `make test-asan-examples` runs the examples' suites so;
+# CI leaves it out: the examples' unsafe code is the RESP parser, the command path and the TCP
+# input buffer, which `make fuzz` runs under AddressSanitizer. .ci/lsan-suppressions.txt lists,
+# with the reason for each, the leaks that are not the library's: corelibs XCTest and Foundation
+# internals, and retain cycles some tests build on purpose (a pending promise whose onRequestCancel handler
 # captures its resolver, rule A3 of Sources/Tomorrowland/Tomorrowland.docc/BehaviourRules.md; a
 # TestLoop dropped with queued work that refers to it).
 # SWIFT_BACKTRACE=enable=no: a child process that crashes under AddressSanitizer would start
