@@ -76,9 +76,17 @@ bench-smoke: deps
 # The model tests are single-threaded and ten times slower under a sanitizer: 2,000 programs
 # of each there (20,000 promise programs and 10,000 TCP programs in `make test`), and 20 seeds of
 # loopkv's simulation sweep (200 in `make test`).
+# Reports go to files (TSAN_OPTIONS log_path); a failed run prints them after the suite's output,
+# a digest last: in the middle of a thousand tests' lines they would be lost to a log's tail.
+TSAN_REPORTS = $(CURDIR)/.build-tsan/reports
 test-tsan: deps
-	TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS)
-	TOMORROWLAND_SIM_SEEDS=20 $(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS)
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	TSAN_OPTIONS=log_path=$(TSAN_REPORTS)/library TOMORROWLAND_MODEL_PROGRAMS=2000 TOMORROWLAND_TCP_MODEL_PROGRAMS=2000 \
+		$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_TRAITS) $(SWIFT_BUILD_FLAGS) \
+		|| { SWIFT="$(SWIFT)" scripts/print-tsan-reports.sh $(TSAN_REPORTS); exit 1; }
+	TSAN_OPTIONS=log_path=$(TSAN_REPORTS)/examples TOMORROWLAND_SIM_SEEDS=20 \
+		$(SWIFT) test --sanitize=thread $(EXAMPLES) --scratch-path Examples/.build-tsan $(SWIFT_BUILD_FLAGS) \
+		|| { SWIFT="$(SWIFT)" scripts/print-tsan-reports.sh $(TSAN_REPORTS); exit 1; }
 
 # The library's suites under AddressSanitizer (use-after-free, overflows, double frees) and
 # LeakSanitizer, in its own build folder. `make test-asan-examples` runs the examples' suites so;
