@@ -21,7 +21,7 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     @exclusivity(unchecked)
     final var next: PromiseCallbackNode?
 
-    @usableFromInline
+    @inlinable
     init() {}
 
     deinit {

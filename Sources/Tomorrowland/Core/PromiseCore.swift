@@ -36,12 +36,14 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     @exclusivity(unchecked)
     var isCancelledResult = false
+    @usableFromInline
     @exclusivity(unchecked)
-    private var sealed = false
+    var sealed = false
     /// Propagating observers that have not requested cancellation; -1 until the first one comes
     /// (a promise that was never observed is never cancelled by propagation, D1).
+    @usableFromInline
     @exclusivity(unchecked)
-    private var observerCount: Int32 = -1
+    var observerCount: Int32 = -1
     /// The registered callbacks, **newest first**: registering pushes at the head (no tail
     /// pointer to store); whoever takes the list reverses it (``PromiseCallbackNode/reversed(_:)``)
     /// to run callbacks in registration order.
@@ -57,8 +59,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// The promise this one observes with cancel propagation, until the first cancel request
     /// passes it on or the promise resolves. Keeps neither the upstream nor its memory alive:
     /// see ``UpstreamLink`` for why it may be dereferenced under this promise's lock.
+    @usableFromInline
     @exclusivity(unchecked)
-    private(set) var upstream: UpstreamLink?
+    var upstream: UpstreamLink?
 
     /// The work a derived promise does when its upstream resolves.
     ///
@@ -69,7 +72,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     typealias Handler = (_ child: PromiseCore, _ source: PromiseCore, _ stage: HandlerStage) -> HandlerOutcome
 
-    @usableFromInline
+    @inlinable
     init(status: Status) {
         self.status = status
     }
@@ -277,7 +280,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// orders the write of `child.upstream` before any thread that takes the callback list).
     ///
     /// - Important: `child` must be new (pending, no upstream, in no list).
-    @usableFromInline
+    @inlinable
     final func registerNewChild(_ child: PromiseCore) {
         assert(
             child.upstream == nil && child.next == nil && child.status == .pending,
@@ -317,8 +320,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     }
 
     /// Counts one more propagating observer; call with the lock held.
+    @inlinable
     @inline(__always)
-    private func countObserverLocked() {
+    final func countObserverLocked() {
         observerCount = observerCount < 0 ? 1 : observerCount + 1
     }
 
