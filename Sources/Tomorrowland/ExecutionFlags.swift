@@ -14,6 +14,10 @@ package enum ExecutionFlags {
     }
 
     /// Runs `body` with ``isExecutingNow`` set to `value`, restoring the previous value after.
+    ///
+    /// Inlinable: a `map` link on `.immediate` runs its callback through this, inlined into the
+    /// caller's module.
+    @inlinable
     @inline(__always)
     package static func with<R>(isExecutingNow value: Bool, _ body: () throws -> R) rethrows -> R {
         let previous = twl_get_is_executing_now()

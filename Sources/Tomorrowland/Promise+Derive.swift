@@ -98,22 +98,9 @@ extension Promise {
         let child = Box(context: context, storage: consume storage) { child, source, stage in
             // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
-            switch stage {
-            case .arrive, .arriveHandingOver:
-                if child.isAdopting {
-                    // The promise the callback returned resolved (see `adoptAfterCallback(_:)`):
-                    // `source` is that promise, of the child's own type.
-                    return .settled(child.settle(PromiseBox<U, F>.resolvedResult(of: source)))
-                }
-                let result = PromiseBox<Value, Error>.resolvedResult(of: source)
-                if let passed = passThrough(result) {
-                    child.clearStorage()
-                    return .settled(child.settle(passed))
-                }
-                // This handler captures nothing, so it may submit the job itself (see
-                // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
-                return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
-            case .run:
+            /// The `.run` stage: runs the callback, on its context.
+            @inline(__always)
+            func runCallback(handingOver: Bool) -> HandlerOutcome {
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
                 // Released at the end of this call, on the callback's context (B7).
                 let storage = child.takeStorage()
@@ -128,10 +115,38 @@ extension Promise {
                     : body(storage.callback, result)
                 switch settlement {
                 case .result(let settled):
-                    return .settled(child.settle(settled))
+                    return handingOver
+                        ? .settledHandingOver(child.settleHandingOver(settled)) : .settled(child.settle(settled))
                 case .adopt(let promise):
                     return .settled(child.adoptAfterCallback(promise.box))
                 }
+            }
+            switch stage {
+            case .arrive, .arriveHandingOver:
+                if child.isAdopting {
+                    // The promise the callback returned resolved (see `adoptAfterCallback(_:)`):
+                    // `source` is that promise, of the child's own type.
+                    return .settled(child.settle(PromiseBox<U, F>.resolvedResult(of: source)))
+                }
+                let result = PromiseBox<Value, Error>.resolvedResult(of: source)
+                if let passed = passThrough(result) {
+                    child.clearStorage()
+                    if case .arriveHandingOver = stage { return .settledHandingOver(child.settleHandingOver(passed)) }
+                    return .settled(child.settle(passed))
+                }
+                // From a drain, an `.immediate` callback runs here, in this call, with
+                // `isExecutingNow` false as an asynchronous trigger wants it (B4): the route
+                // `.dispatch` would take to the same place, less a second handler call.
+                // `.arrive` may be a synchronous trigger, which keeps the caller's flag: it
+                // takes that route.
+                if case .arriveHandingOver = stage, child.context.isImmediate {
+                    return ExecutionFlags.with(isExecutingNow: false) { runCallback(handingOver: true) }
+                }
+                // This handler captures nothing, so it may submit the job itself (see
+                // `HandlerOutcome.submitted`): the executor is then borrowed from the box.
+                return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
+            case .run:
+                return runCallback(handingOver: false)
             case .abandon:
                 // Released here, on the thread that learnt the callback will never run.
                 child.clearStorage()

@@ -24,6 +24,16 @@ extension PromiseContext {
         }
     }
 
+    /// Whether this is ``immediate``. Inlinable: a `map` link's handler asks, on every
+    /// resolution, whether it may run its callback at once (a borrowed `switch`, no copy).
+    @inlinable
+    var isImmediate: Bool {
+        switch self {
+        case .immediate: return true
+        default: return false
+        }
+    }
+
     /// The executor behind an asynchronous context.
     ///
     /// `.immediate` and `.nowOr` have no executor of their own: `.immediate` maps to `.auto`'s

@@ -87,6 +87,49 @@ struct NowOrAndIsExecutingNowTests {
         #expect(seen.values == ["before true", "observer false", "after true"])
     }
 
+    @Test(
+        "derived .immediate callbacks fired by a resolution see the flag false, each link of a chain, then it is restored (B4)"
+    )
+    func derivedImmediateCallbacksOnAsynchronousTriggerSeeFalse() {
+        let seen = Recorder<String>()
+        let (pending, pendingResolver) = IntPromise.makeWithResolver()
+        // A `map` chain (the second link fires from the drain the first one fills), `then`,
+        // `flatMap` (its adopting step included) and `recover`: each kind a derived box runs.
+        let chain = pending.map(on: .immediate) { value -> Int in
+            seen.record("map1 \(PromiseContext.isExecutingNow)")
+            return value + 1
+        }.map(on: .immediate) { value -> Int in
+            seen.record("map2 \(PromiseContext.isExecutingNow)")
+            return value + 1
+        }
+        _ = pending.then(on: .immediate) { _ in seen.record("then \(PromiseContext.isExecutingNow)") }
+        let adopted = pending.flatMap(on: .immediate) { value -> IntPromise in
+            seen.record("flatMap \(PromiseContext.isExecutingNow)")
+            return IntPromise(fulfilled: value * 10)
+        }.map(on: .immediate) { value -> Int in
+            seen.record("after flatMap \(PromiseContext.isExecutingNow)")
+            return value
+        }
+        let recovered = pending.recover(on: .immediate) { _ -> Int in 0 }.map(on: .immediate) { value -> Int in
+            seen.record("after recover \(PromiseContext.isExecutingNow)")
+            return value
+        }
+        _ = IntPromise(fulfilled: 1).then(on: .nowOr(.main)) { _ in
+            seen.record("before \(PromiseContext.isExecutingNow)")
+            pendingResolver.fulfill(with: 1)
+            seen.record("after \(PromiseContext.isExecutingNow)")
+        }
+        #expect(
+            seen.values == [
+                // J2: a link's callbacks run as soon as it resolves, before the next callback of `pending`.
+                "before true", "map1 false", "map2 false", "then false", "flatMap false", "after flatMap false",
+                "after recover false", "after true",
+            ])
+        #expect(chain.result == .value(3))
+        #expect(adopted.result == .value(10))
+        #expect(recovered.result == .value(1))
+    }
+
     @Test("nested synchronous .nowOr callbacks restore the outer flag (B3)")
     func nestedNowOrRestores() {
         let seen = Recorder<String>()

@@ -42,7 +42,8 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     @usableFromInline
     override final func fire(source: PromiseCore, isSynchronous: Bool) -> ReadyCallbacks? {
         switch handler(self, source, .arrive) {
-        case .settled(let ready):
+        case .settled(let ready), .settledHandingOver(let ready):
+            // `.settledHandingOver` answers `.arriveHandingOver` only.
             return ready
         case .submitted:
             return nil
@@ -74,6 +75,9 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
             // The drain's reference, released as this call ends.
             // CoreInvariants: "Ownership in the drain".
             _ = Unmanaged.passUnretained(self).takeRetainedValue()
+            return ready
+        case .settledHandingOver(let ready):
+            // The handler's settle took the drain's reference: `self` is not touched again.
             return ready
         case .submitted:
             // The job holds the drain's reference now (and may already have run and released
