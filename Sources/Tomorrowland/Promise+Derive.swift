@@ -43,7 +43,7 @@ extension Promise {
     /// (context, callback and token guard live in the ``CallbackBox``).
     @inlinable
     @inline(__always)
-    func deriveCallback<U, F, Callback>(
+    consuming func deriveCallback<U, F, Callback>(
         on context: PromiseContext,
         token: PromiseInvalidationToken?,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
@@ -86,7 +86,7 @@ extension Promise {
     /// registering thread, and be the last one (B7).
     @inlinable
     @inline(__always)
-    func deriveCallback<U, F, Storage: CallbackStorage>(
+    consuming func deriveCallback<U, F, Storage: CallbackStorage>(
         on context: PromiseContext,
         storing storage: consuming Storage,
         whenSuppressed: @escaping (PromiseResult<Value, Error>) -> PromiseResult<U, F>,
@@ -161,6 +161,12 @@ extension Promise {
         // returns.
         if propagatingCancel {
             seal.withCore { $0.registerNewChild(child) }
+            // This value was the last copy of its promise (a chain, `promise = promise.map { … }`):
+            // its handle becomes the child's, one allocation and one free less per link.
+            if isKnownUniquelyReferenced(&seal) {
+                seal.retarget(to: child)
+                return Promise<U, F>(seal: seal)
+            }
         } else {
             seal.withCore { $0.register(child) }
         }

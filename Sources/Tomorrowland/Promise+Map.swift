@@ -10,7 +10,7 @@ extension Promise {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func map<U>(
+    public consuming func map<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Value) -> U
     ) -> Promise<U, Error> {
@@ -35,7 +35,7 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMap<U>(
+    public consuming func flatMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Value) -> Promise<U, Error>
     ) -> Promise<U, Error> {
@@ -59,7 +59,7 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryMap<U>(
+    public consuming func tryMap<U>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Value) throws -> U
     ) -> Promise<U, Error> {
@@ -86,7 +86,7 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMap<U, E: Swift.Error>(
+    public consuming func tryFlatMap<U, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Value) throws -> Promise<U, E>
     ) -> Promise<U, Error> {

@@ -8,7 +8,7 @@ extension Promise {
     /// - Returns: A new promise with the result `transform` returns.
     @inlinable
     @preconcurrency
-    public func mapResult<T, E>(
+    public consuming func mapResult<T, E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<T, E>
     ) -> Promise<T, E> {
@@ -29,7 +29,7 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMapResult<T, E>(
+    public consuming func flatMapResult<T, E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Promise<T, E>
     ) -> Promise<T, E> {
@@ -51,7 +51,7 @@ extension Promise {
     /// - Returns: A new promise with the result `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryMapResult<T, E: Swift.Error>(
+    public consuming func tryMapResult<T, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> PromiseResult<T, E>
     ) -> Promise<T, Swift.Error> {
@@ -77,7 +77,7 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMapResult<T, E: Swift.Error>(
+    public consuming func tryFlatMapResult<T, E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (PromiseResult<Value, Error>) throws -> Promise<T, E>
     ) -> Promise<T, Swift.Error> {

@@ -8,7 +8,7 @@ extension Promise {
     /// - Returns: A new promise with this promise's result, resolved after `onSuccess` ran.
     @inlinable
     @preconcurrency
-    public func then(
+    public consuming func then(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onSuccess: consuming @escaping @Sendable (Value) -> Void
     ) -> Promise<Value, Error> {
@@ -32,7 +32,7 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func `catch`(
+    public consuming func `catch`(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onError: consuming @escaping @Sendable (Error) -> Void
     ) -> Promise<Value, Error> {
@@ -56,7 +56,7 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func always(
+    public consuming func always(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
     ) -> Promise<Value, Error> {
@@ -82,7 +82,7 @@ extension Promise {
     @inlinable
     @discardableResult
     @preconcurrency
-    public func onCancel(
+    public consuming func onCancel(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onCancel: consuming @escaping @Sendable () -> Void
     ) -> Promise<Value, Error> {
@@ -169,7 +169,7 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise with this promise's result, or the thrown error.
     @inlinable
     @preconcurrency
-    public func tryThen(
+    public consuming func tryThen(
         on context: PromiseContext = .auto, token: PromiseInvalidationToken? = nil,
         _ onSuccess: consuming @escaping @Sendable (Value) throws -> Void
     ) -> Promise<Value, Error> {

@@ -8,7 +8,7 @@ extension Promise {
     /// - Returns: A new promise that cannot be rejected.
     @inlinable
     @preconcurrency
-    public func recover(
+    public consuming func recover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) -> Value
     ) -> Promise<Value, NoError> {
@@ -30,7 +30,7 @@ extension Promise {
     /// - Returns: A new promise rejected with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func mapError<E>(
+    public consuming func mapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) -> E
     ) -> Promise<Value, E> {
@@ -52,7 +52,7 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func flatMapError<E>(
+    public consuming func flatMapError<E>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) -> Promise<Value, E>
     ) -> Promise<Value, E> {
@@ -75,7 +75,7 @@ extension Promise {
     /// - Returns: A new promise whose error is a `Swift.Error`.
     @inlinable
     @preconcurrency
-    public func tryMapError<E: Swift.Error>(
+    public consuming func tryMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) throws -> E
     ) -> Promise<Value, Swift.Error> {
@@ -102,7 +102,7 @@ extension Promise {
     /// - Returns: A new promise with the result of the promise `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryFlatMapError<E: Swift.Error>(
+    public consuming func tryFlatMapError<E: Swift.Error>(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) throws -> Promise<Value, E>
     ) -> Promise<Value, Swift.Error> {
@@ -130,7 +130,7 @@ extension Promise where Error == Swift.Error {
     /// - Returns: A new promise fulfilled with what `transform` returns.
     @inlinable
     @preconcurrency
-    public func tryRecover(
+    public consuming func tryRecover(
         on context: PromiseContext, token: PromiseInvalidationToken? = nil,
         _ transform: consuming @escaping @Sendable (Error) throws -> Value
     ) -> Promise<Value, Error> {

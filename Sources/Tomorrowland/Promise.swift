@@ -7,12 +7,15 @@
 ///
 /// Two `Promise` values are equal when they are the same promise (copies of one value).
 public struct Promise<Value, Error> {
+    /// The handle all copies of this value share. A `var` only so that a deriving method that
+    /// consumes the last copy can hand it to the promise it returns (``PromiseSeal/retarget(to:)``).
     @usableFromInline
-    let seal: PromiseSeal
+    var seal: PromiseSeal
 
     @inlinable
     var box: PromiseBox<Value, Error> {
-        // A seal is made only by `init(box:)`, or moved from a promise of the same type.
+        // A seal is made only by `init(box:)` and retargeted only with a promise of its new type
+        // (`deriveCallback`), or moved from a promise of the same type.
         unsafeDowncast(seal.core, to: PromiseBox<Value, Error>.self)
     }
 

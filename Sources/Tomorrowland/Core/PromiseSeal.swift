@@ -4,9 +4,12 @@
 /// automatically once every propagating observer has requested cancellation (D1). Non-generic,
 /// so creating one costs no metadata lookup.
 @usableFromInline
-final class PromiseSeal: Sendable {
+final class PromiseSeal: @unchecked Sendable {
+    // @unchecked Sendable: `core` changes only in ``retarget(to:)``, whose caller holds the only
+    // reference to this object, so no other thread can read it then (as copy-on-write).
     @usableFromInline
-    let core: PromiseCore
+    @exclusivity(unchecked)
+    final var core: PromiseCore
 
     @usableFromInline
     init(core: PromiseCore) {
@@ -22,6 +25,22 @@ final class PromiseSeal: Sendable {
     func withCore<R>(_ body: (PromiseCore) -> R) -> R {
         // CoreInvariants: "Ownership in the drain" (borrowing): this seal holds `core` for the call.
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Makes this handle the handle of `newCore`, a promise derived from ``core`` just now, and
+    /// seals the old core as this handle's death would: a chain (`promise = promise.map { … }`)
+    /// then hands one handle object down its links instead of allocating one per link.
+    ///
+    /// - Important: The caller must hold the only reference to this handle
+    ///   (`isKnownUniquelyReferenced`), so that no copy of the old `Promise` value is left: it
+    ///   was consumed. `newCore` must have no handle yet; the reference passed is taken over.
+    @usableFromInline
+    func retarget(to newCore: consuming PromiseCore) {
+        var old = consume newCore
+        swap(&core, &old)
+        // D1: the consumed handle was the old promise's last one. Its child is counted by now,
+        // so this never cancels it; it only lets a later cancel request of the child through.
+        old.seal()
     }
 
     deinit {
