@@ -6,6 +6,11 @@
 /// may be called from any thread.
 ///
 /// Two `Promise` values are equal when they are the same promise (copies of one value).
+///
+/// The methods that derive a promise through a callback (`map`, `flatMap`, `then`, `catch`,
+/// `recover`, …) consume the value they are called on. Code reads as usual: a value still used
+/// after the call is copied for it. A chain built by reassignment, `promise = promise.map { … }`,
+/// then hands one handle down its links instead of making one per link.
 public struct Promise<Value, Error> {
     /// The handle all copies of this value share. A `var` only so that a deriving method that
     /// consumes the last copy can hand it to the promise it returns (``PromiseSeal/retarget(to:)``).
