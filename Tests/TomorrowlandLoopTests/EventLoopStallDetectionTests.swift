@@ -117,8 +117,9 @@ struct EventLoopStallDetectionTests {
         let threadID = try #require(watchdogThreadID(of: running.loop))
         #expect(threadExists(threadID))
         running.loop.disableStallDetection()
-        // Stopping joins the thread: it is gone when the call returns.
-        #expect(!threadExists(threadID))
+        // Stopping joins the thread; the kernel may list a joined thread in /proc a moment
+        // longer (it wakes the joiner before it reaps the thread), so wait for the listing to go.
+        #expect(waitUntil { !threadExists(threadID) })
         let done = DispatchSemaphore(value: 0)
         running.loop.execute {
             usleep(200_000)
@@ -135,7 +136,8 @@ struct EventLoopStallDetectionTests {
         let threadID = try #require(watchdogThreadID(of: running.loop))
         #expect(threadExists(threadID))
         running.finish()
-        #expect(!threadExists(threadID))
+        // As above: joined by the shutdown, listed in /proc until the kernel reaps it.
+        #expect(waitUntil { !threadExists(threadID) })
         // After shutdown, turning it on again starts nothing.
         running.loop.enableStallDetection { _ in }
         #expect(running.loop.monitor.shared.withLock { $0.watchdog } == nil)
