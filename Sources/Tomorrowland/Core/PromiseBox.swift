@@ -126,8 +126,8 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     ///   callbacks. The caller must run what it gets (``CallbackDrain``), or return it to a drain.
     @inlinable
     final func settle(_ result: Result) -> ReadyCallbacks? {
-        // The lock block written out rather than through `storeIfPending(_:)`: so, the compiler
-        // keeps create-tap-fulfil (W3) 30 instructions shorter.
+        // The lock block written out rather than through `storeIfPending(_:)`: routed through
+        // it, the optimiser lays out the create-tap-fulfil path (W3's gate) longer.
         let taken: Taken? = lock.withLock {
             guard status != .resolved else { return nil }
             storedResult = result
