@@ -36,6 +36,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     @exclusivity(unchecked)
     var isCancelledResult = false
+    /// Whether the last handle (``PromiseSeal``) is gone or was handed on (D1).
     @usableFromInline
     @exclusivity(unchecked)
     var sealed = false
