@@ -9,7 +9,7 @@ SWIFT_TRAITS ?= --enable-all-traits
 # The examples (daemons, demos) are a package of their own: Examples/Package.swift.
 EXAMPLES = --package-path Examples
 
-.PHONY: deps build test check-api check-allocations check-dependency-graph bench-smoke test-tsan test-asan test-asan-examples leaks demo demo-promises docs bench-kv sim fuzz format lint bench bench-callgrind clean
+.PHONY: deps build test check-api check-allocations check-dependency-graph bench-smoke test-tsan test-asan test-asan-examples leaks demo demo-promises docs bench-kv bench-kv-idle sim fuzz format lint bench bench-callgrind clean
 
 # Installs libevent's headers and pkg-config files when they are missing.
 deps:
@@ -163,6 +163,11 @@ sim: deps
 # redis-benchmark -P 16 against loopkv (release, one loop) and redis-server, side by side.
 bench-kv: deps
 	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/bench-kv.sh
+
+# What an idle connection costs loopkv and redis-server in resident memory, side by side
+# (KV_IDLE_CONNECTIONS connections, default 9000, each after one PING).
+bench-kv-idle: deps
+	SWIFT="$(SWIFT)" SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" scripts/kv-idle-memory.sh
 
 # libFuzzer on the RESP parser, the command path and the TCP input buffer, from the committed corpora
 # (Fuzz/corpus); FUZZ_SECONDS per harness (default 60).

@@ -30,50 +30,15 @@ if [ "${BENCH_KV_PIN:-0}" != 0 ]; then
     CLIENT_CPU=(taskset -c 1)
 fi
 
-if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1; then
-    echo "bench-kv: installing redis-server and redis-tools"
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
-fi
-
-$SWIFT build --package-path Examples -c release ${SWIFT_BUILD_FLAGS:-} --product loopkv >/dev/null
-BIN="$($SWIFT build --package-path Examples -c release ${SWIFT_BUILD_FLAGS:-} --show-bin-path)/loopkv"
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    # Wait for the servers to exit before removing $WORK: removing it while they were stopping
-    # failed once with "Directory not empty".
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+source scripts/kv-servers.sh
+kv_install_redis
+kv_build_loopkv
+kv_prepare
 
 # cpu_ticks PID: the user and system time the process has used so far, in clock ticks.
 cpu_ticks() {
     # Fields 14 and 15 of /proc/PID/stat, counted after the command name's closing parenthesis.
     sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-
-# start_loopkv NAME [ENV=VALUE...] -- [ARGUMENT...]: starts loopkv on an ephemeral port with the
-# environment additions and arguments given, logging to $WORK/NAME.log; sets STARTED_PID and
-# STARTED_PORT.
-start_loopkv() {
-    local name="$1"; shift
-    local environment=()
-    while [ "$1" != "--" ]; do environment+=("$1"); shift; done
-    shift
-    : >"$WORK/$name.log"
-    ${SERVER_CPU[@]+"${SERVER_CPU[@]}"} env ${environment[@]+"${environment[@]}"} "$BIN" --port 0 --loops 1 "$@" 2>"$WORK/$name.log" &
-    STARTED_PID=$!
-    PIDS+=($STARTED_PID)
-    STARTED_PORT=""
-    for _ in $(seq 1 200); do
-        STARTED_PORT="$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/$name.log" | head -1)"
-        [ -n "$STARTED_PORT" ] && break
-        sleep 0.05
-    done
-    [ -n "$STARTED_PORT" ] || { echo "bench-kv: $name did not start"; cat "$WORK/$name.log"; exit 1; }
 }
 
 start_loopkv loopkv --
@@ -87,15 +52,7 @@ if [ "$DIAGNOSTICS" != 0 ]; then
     SERVERS+=(loopkv-diagnostics)
 fi
 
-REDIS_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-${SERVER_CPU[@]+"${SERVER_CPU[@]}"} redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-    --dir "$WORK" --logfile "$WORK/redis.log" &
-REDIS_PID=$!
-PIDS+=($REDIS_PID)
-for _ in $(seq 1 200); do
-    redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break
-    sleep 0.05
-done
+start_redis
 SERVERS+=(redis)
 
 echo "loopkv $(basename "$BIN") on :$LOOPKV_PORT, $(redis-server --version | cut -d' ' -f1-3) on :$REDIS_PORT"

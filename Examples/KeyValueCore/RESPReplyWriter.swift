@@ -17,6 +17,12 @@ public struct RESPReplyWriter: Sendable {
         bytes.removeAll(keepingCapacity: true)
     }
 
+    /// Drops the encoded bytes, keeping the storage only while it holds at most `limit` bytes: a
+    /// writer that once encoded a large batch does not keep that memory afterwards.
+    public mutating func removeAll(keepingCapacityUpTo limit: Int) {
+        bytes.removeAll(keepingCapacity: bytes.capacity <= limit)
+    }
+
     /// `+<text>\r\n`. `text` must not contain CR or LF.
     public mutating func simpleString(_ text: StaticString) {
         bytes.append(UInt8(ascii: "+"))

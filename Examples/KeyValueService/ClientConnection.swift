@@ -20,7 +20,9 @@ import TomorrowlandLoop
 final class ClientConnection {
     let connection: TCPConnection
     private var parser: RESPParser
-    private var replies = RESPReplyWriter(capacity: 16 * 1024)
+    /// Empty until the first reply: an idle connection holds no reply storage (see
+    /// `retainedReplyCapacity`).
+    private var replies = RESPReplyWriter(capacity: 0)
     private let processor: CommandProcessor
     private let idleTimeout: Duration?
     private let logger: Logger
@@ -31,6 +33,10 @@ final class ClientConnection {
     private var isClosing = false
     /// Replies encoded per read before the connection pauses for the output to drain.
     static let replyBudget = 1 << 20
+    /// Reply storage a connection keeps between reads; larger storage is freed once its replies are
+    /// handed to the connection. Pipelined small replies fit, so a busy connection allocates no
+    /// reply storage per read, and one large reply is not held for the connection's life.
+    static let retainedReplyCapacity = 4096
 
     init(
         connection: TCPConnection, processor: CommandProcessor, maxRequestBytes: Int, idleTimeout: Duration?,
@@ -90,7 +96,6 @@ final class ClientConnection {
     private func handle(_ input: UnsafeRawBufferPointer) -> Int {
         if idleTimeout != nil { lastActivity = connection.loop.now }
         guard !isClosing else { return input.count }
-        replies.removeAll()
         let (consumed, ending) = processor.executeAll(
             input, parser: &parser, into: &replies, replyBudget: Self.replyBudget)
         switch ending {
@@ -107,6 +112,7 @@ final class ClientConnection {
         }
         if !replies.bytes.isEmpty {
             replies.bytes.withUnsafeBytes { connection.enqueue($0) }
+            replies.removeAll(keepingCapacityUpTo: Self.retainedReplyCapacity)
         }
         if isClosing {
             connection.close(afterFlushing: true)

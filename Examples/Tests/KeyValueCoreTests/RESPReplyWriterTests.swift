@@ -32,6 +32,21 @@ struct RESPReplyWriterTests {
         #expect(writer.bytes.isEmpty)
     }
 
+    @Test func keepsItsStorageOnlyUpToTheLimitGiven() {
+        var writer = RESPReplyWriter(capacity: 0)
+        writer.ok()
+        let small = writer.bytes.capacity
+        writer.removeAll(keepingCapacityUpTo: 4096)
+        #expect(writer.bytes.isEmpty)
+        #expect(writer.bytes.capacity == small)
+
+        writer.bulk([UInt8](repeating: 7, count: 10_000))
+        #expect(writer.bytes.capacity > 4096)
+        writer.removeAll(keepingCapacityUpTo: 4096)
+        #expect(writer.bytes.isEmpty)
+        #expect(writer.bytes.capacity == 0)
+    }
+
     @Test func keepsBinaryBulkBytes() {
         var writer = RESPReplyWriter()
         writer.bulk([0, 255, 13, 10])
