@@ -112,17 +112,15 @@ let package = Package(
             dependencies: ["KeyValueSimulation"],
             path: "Tests/KeyValueSimulationTests"
         ),
-        // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it. Its loops run
-        // as an EventLoopGroupService in a ServiceGroup (swift-service-lifecycle), which handles
-        // SIGTERM and SIGINT with a graceful shutdown.
+        // The Redis-protocol daemon; `make demo` runs it, `make bench-kv` measures it. SIGTERM and
+        // SIGINT stop it gracefully through KeyValueProcess, on its first loop: the same code that
+        // loopkv-sim's simulated signals run.
         .executableTarget(
             name: "loopkv",
             dependencies: [
                 "KeyValueCore", "KeyValueService",
                 .product(name: "Tomorrowland", package: "Tomorrowland"),
                 .product(name: "TomorrowlandLoop", package: "Tomorrowland"),
-                .product(name: "TomorrowlandServiceLifecycle", package: "Tomorrowland"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

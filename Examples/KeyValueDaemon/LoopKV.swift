@@ -2,10 +2,8 @@ import ArgumentParser
 import KeyValueCore
 import KeyValueService
 import Logging
-import ServiceLifecycle
 import Tomorrowland
 import TomorrowlandLoop
-import TomorrowlandServiceLifecycle
 
 /// `loopkv`: a Redis-protocol (RESP2) key-value server on Tomorrowland's event loop.
 @main
@@ -69,6 +67,9 @@ struct LoopKV: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Before the loops' threads exist, which inherit this mask: a parent that started us with
+        // SIGTERM blocked would otherwise leave it pending forever.
+        TerminationSignals.unblock()
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -100,8 +101,11 @@ struct LoopKV: AsyncParsableCommand {
                 }
             }
         }
+        // The signal watchers are in place before "listening" is logged: a supervisor (or a
+        // test) that sends SIGTERM as soon as it reads that line gets the graceful shutdown.
+        let process = KeyValueProcess(server: server, logger: logger)
         let port: UInt16
-        switch await server.start().resolvedResult {
+        switch await process.start().resolvedResult {
         case .value(let bound):
             port = bound
         case .error(let error):
@@ -121,24 +125,9 @@ struct LoopKV: AsyncParsableCommand {
             ).start()
         }
 
-        // The loops as a service: on SIGTERM or SIGINT the ServiceGroup shuts it down gracefully,
-        // which runs `server.stop()` (no more clients, every reply already produced is sent), waits
-        // for it within the grace period, then shuts the loops down.
-        let loopService = EventLoopGroupService(group: server.group, gracePeriod: configuration.shutdownGrace)
-        loopService.onGracefulShutdown { _ in
-            logger.info("graceful shutdown: stopping")
-            return server.stop()
-        }
-        // Services start once the ServiceGroup traps the signals: a supervisor (or a test) that
-        // sends SIGTERM as soon as it reads "listening" must not kill the process.
-        let announcement = ClosureService {
-            logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
-            try? await gracefulShutdown()
-        }
-        let serviceGroup = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [loopService, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await serviceGroup.run()
+        logger.info("listening on \(bind):\(port)", metadata: ["loops": "\(loops)"])
+        _ = await process.exited.resolvedResult
+        _ = await server.group.shutdownGracefully().resolvedResult
         logger.info("stopped")
     }
 }

@@ -155,13 +155,13 @@ public final class KeyValueServer: Sendable {
     }
 
     /// Stops accepting, lets every client take the replies already produced, and closes them: the
-    /// graceful-shutdown hook the daemon gives its `EventLoopGroupService`.
+    /// graceful shutdown that ``KeyValueProcess`` starts on SIGTERM.
     ///
     /// Replies are produced inside the read handler, so every request fully received before the
     /// close has its reply in the output that `close(afterFlushing:)` sends.
     ///
     /// - Returns: A promise fulfilled once every client is closed. Requesting its cancellation
-    ///   (the service does when its grace period is over) closes the clients still open without
+    ///   (``KeyValueProcess`` does when its grace period is over) closes the clients still open without
     ///   waiting for their output, and cancels it.
     public func stop() -> Promise<Void, NoError> {
         stopping.store(true, ordering: .releasing)

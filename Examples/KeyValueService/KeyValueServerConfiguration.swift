@@ -13,7 +13,7 @@ public struct KeyValueServerConfiguration: Sendable {
     /// The largest request accepted, in bytes.
     public var maxRequestBytes = 64 * 1024 * 1024
     /// How long a graceful shutdown waits for clients to take their last replies before closing
-    /// them hard (the `EventLoopGroupService`'s grace period).
+    /// them hard (``KeyValueProcess``'s grace period).
     public var shutdownGrace: Duration = .seconds(5)
 
     /// The defaults: port 6379 on 127.0.0.1, one loop, no idle timeout.

@@ -5,6 +5,10 @@ import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One run of loopkv on a ``SimulatedNetwork``: a server host running `KeyValueServer`, client
 /// hosts sending random commands, faults drawn from the seed, and every reply checked against a
 /// ``KeyspaceModel``.
@@ -149,9 +153,9 @@ public final class KeyValueWorld: @unchecked Sendable {
     private let configuration: Configuration
     private let network: SimulatedNetwork
     private let serverHost: SimulatedHost
-    /// The server of the running process; nil while the host is down (crashed, or between a
-    /// graceful stop and the restart).
-    private var server: KeyValueServer?
+    /// The running server process (loopkv's own, with its signal handling); nil while the host
+    /// is down (crashed, or between a graceful stop's exit and the restart).
+    private var process: KeyValueProcess?
     /// Every server process started, to check at the end that none outlived its run (what a
     /// crash kills is gone, and a clean stop leaves nothing holding the server).
     private var startedServers: [WeakServer] = []
@@ -162,10 +166,12 @@ public final class KeyValueWorld: @unchecked Sendable {
     /// The running process's SIGTERM, drawn when it started: called off if the process is gone
     /// first (crashed), so that no signal goes to a process that is not there.
     private var pendingSIGTERM: SimulatedScheduledActionHandle?
-    /// How the stopping process exits (its grace period's end, or its stop once done): called
-    /// off when the other comes first, or when it crashes meanwhile, so that the trace names only
-    /// the exit that happened.
-    private var pendingExits: [SimulatedScheduledActionHandle] = []
+    /// The stopping process's exit, once it may exit: called off when it crashes meanwhile, so
+    /// that the trace names only what happened.
+    private var pendingExit: SimulatedScheduledActionHandle?
+    /// Whether the run is ending: the last SIGTERM's exit leaves the host as it is, for the
+    /// checks of a clean stop.
+    private var isFinishing = false
     private var gracefulRestartCount = 0
     private var serverRestartCount = 0
     /// Virtual time of the last reply, lost command or client done: a run that goes long without
@@ -251,16 +257,22 @@ public final class KeyValueWorld: @unchecked Sendable {
         // "until idle" would not end while it runs).
         network.run(for: .seconds(1))
         network.heal()
-        guard !isRestartingGracefully, let stopped = server?.stop() else {
+        // Only its exit is kept here: the check below that no process outlives the run must not
+        // find this one held by this function.
+        guard !isRestartingGracefully, let exited = process?.exited else {
             return outcome(failing: "the server was not running once the faults ended")
         }
+        // The daemon's own SIGTERM path, as a supervisor stops it.
+        isFinishing = true
+        network.signal(SIGTERM, to: serverHost, after: .zero)
         guard network.runUntilIdle(maxEvents: 1_000_000) else {
             return outcome(failing: "events still pending after the server stopped")
         }
         // The stop resolves on the server's loop, within the run: idle means it has.
-        guard case .value? = stopped.result else {
+        guard case .value? = exited.result else {
             return outcome(
-                failing: "the server did not stop (its stop promise is \(stopped.result.map { "\($0)" } ?? "pending"))")
+                failing:
+                    "the server did not stop on SIGTERM (its exit is \(exited.result.map { "\($0)" } ?? "pending"))")
         }
         guard serverHost.listeningPorts.isEmpty else {
             return outcome(failing: "the server still listens on \(serverHost.listeningPorts) after it stopped")
@@ -271,7 +283,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         }
         // Nothing holds a server any more, the last one's included: no promise, callback or timer
         // of it is left on a loop, and a crash left nothing of the process it killed.
-        self.server = nil
+        self.process = nil
         if let survivor = startedServers.firstIndex(where: { $0.server != nil }) {
             return outcome(
                 failing: "server process \(survivor + 1) of \(startedServers.count) is still alive after the run")
@@ -285,15 +297,18 @@ public final class KeyValueWorld: @unchecked Sendable {
     private func startServer() -> Promise<UInt16, any Error>? {
         guard !serverHost.isCrashed else { return nil }
         let network = network
+        let logger = Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() })
         let server = KeyValueServer(
             configuration: serverConfiguration, group: serverHost.group,
             // The store reads the virtual clock, so TTLs expire on it.
             clock: KeyValueClock(now: { network.now }, unixMillisecondsAtZero: Self.unixMillisecondsAtZero),
-            logger: Logger(label: "loopkv-sim", factory: { _ in SwiftLogNoOpLogHandler() }))
-        self.server = server
+            logger: logger)
+        let process = KeyValueProcess(server: server, logger: logger)
+        self.process = process
         startedServers.append(WeakServer(server: server))
+        watchForExit(of: process)
         if drawsGracefulRestarts { scheduleGracefulRestart() }
-        let started = server.start()
+        let started = process.start()
         started.always(on: .immediate) { [unowned self] result in
             if case .value = result { return }
             fail("server process \(startedServers.count) did not start: \(result)")
@@ -305,65 +320,47 @@ public final class KeyValueWorld: @unchecked Sendable {
     /// space with it: the model starts over, and nothing is in flight to it any more (its
     /// connections were reset; the clients give up what they had sent on them).
     private func serverLostItsMemory() {
-        server = nil
+        process = nil
         isRestartingGracefully = false
         pendingSIGTERM?.cancel()
         pendingSIGTERM = nil
-        for exit in pendingExits { exit.cancel() }
-        pendingExits = []
+        pendingExit?.cancel()
+        pendingExit = nil
         serverRestartCount += 1
         model = KeyspaceModel(unixMillisecondsAtZero: Self.unixMillisecondsAtZero)
         inFlight.removeAll()
         readCounts.removeAll()
     }
 
-    /// Schedules the graceful restart of the running server process at a seeded instant (the
-    /// next process draws its own when it starts).
+    /// Sends the running server process its SIGTERM at a seeded instant (the next process draws
+    /// its own when it starts): loopkv's own signal handling then stops it gracefully.
     private func scheduleGracefulRestart() {
-        let delay = drawDelay(mean: configuration.restartInterval)
-        pendingSIGTERM = network.schedule(after: delay, named: "SIGTERM to the server") { [unowned self] in
-            pendingSIGTERM = nil
-            restartGracefully()
-        }
+        pendingSIGTERM = network.signal(SIGTERM, to: serverHost, after: drawDelay(mean: configuration.restartInterval))
     }
 
-    /// The daemon's SIGTERM path: the server stops (no new clients; each client takes the replies
-    /// already produced, then is closed), and the process exits once it stopped or its grace
-    /// period is over, whichever comes first; it starts again 10 to 200 ms later. The exit loses
-    /// the key space, as a crash does.
-    private func restartGracefully() {
-        guard let server, !isRestartingGracefully, !serverHost.isCrashed else { return }
-        isRestartingGracefully = true
-        gracefulRestartCount += 1
+    /// Follows a server process through its graceful shutdown: the signal it heard, then its
+    /// exit (once it stopped, or its grace period is over), which loses the key space as a crash
+    /// does; it starts again 10 to 200 ms later. A crash before then ends the process first.
+    private func watchForExit(of process: KeyValueProcess) {
         let generation = serverHost.generation
-        let exit: @Sendable () -> Void = { [unowned self] in
-            // A crash meanwhile cancels the exits (`serverLostItsMemory`), so this process is the
-            // one stopping.
-            guard serverHost.generation == generation, !serverHost.isCrashed, isRestartingGracefully else {
-                fail("the exit of server generation \(generation) ran after that process was gone")
-                return
-            }
-            network.crash(serverHost)
-            let downtime = Duration.microseconds(Int64.random(in: 10_000...200_000, using: &random))
-            network.schedule(after: downtime, named: "server starts again") { [unowned self] in
-                guard serverHost.generation == generation, serverHost.isCrashed else { return }
-                network.restart(serverHost)
-            }
+        process.shutdownRequested.tap(on: .immediate) { [unowned self] result in
+            guard case .value = result, serverHost.generation == generation, !serverHost.isCrashed else { return }
+            pendingSIGTERM = nil
+            isRestartingGracefully = true
+            if !isFinishing { gracefulRestartCount += 1 }
         }
-        let stopped = server.stop()
-        // Both exits as events of the network, outside the loops: a crash may not run inside
-        // loop work. Whichever comes first calls the other off.
-        let graceOver = network.schedule(after: Self.gracePeriod, named: "server exits, grace period over") {
-            stopped.requestCancel()
-            exit()
-        }
-        pendingExits = [graceOver]
-        stopped.always(on: .immediate) { [unowned self] result in
-            // Cancelled: the grace period is over, and its exit is under way. A crash meanwhile
-            // (the stop then completes as the loops shut down): nothing is left to exit.
-            guard case .value = result, serverHost.generation == generation, isRestartingGracefully else { return }
-            graceOver.cancel()
-            pendingExits = [network.schedule(after: .zero, named: "server exits, stopped", exit)]
+        process.exited.tap(on: .immediate) { [unowned self] _ in
+            guard serverHost.generation == generation, !serverHost.isCrashed, !isFinishing else { return }
+            // As an event of the network, outside the loops: a crash may not run inside loop work.
+            pendingExit = network.schedule(after: .zero, named: "server exits") { [unowned self] in
+                pendingExit = nil
+                network.crash(serverHost)
+                let downtime = Duration.microseconds(Int64.random(in: 10_000...200_000, using: &random))
+                network.schedule(after: downtime, named: "server starts again") { [unowned self] in
+                    guard serverHost.generation == generation, serverHost.isCrashed else { return }
+                    network.restart(serverHost)
+                }
+            }
         }
     }
 
@@ -371,6 +368,7 @@ public final class KeyValueWorld: @unchecked Sendable {
         var configuration = KeyValueServerConfiguration()
         configuration.host = "0.0.0.0"
         configuration.port = Self.port
+        configuration.shutdownGrace = Self.gracePeriod
         return configuration
     }
 
@@ -398,7 +396,7 @@ public final class KeyValueWorld: @unchecked Sendable {
     /// done (its replies outstanding, or what it is doing).
     private var waitingFor: String {
         let serverState: String
-        if server == nil {
+        if process == nil {
             serverState = "down"
         } else if isRestartingGracefully {
             serverState = "stopping (SIGTERM)"

@@ -76,10 +76,10 @@ extension EventLoop {
 
     // MARK: Internals
 
-    /// Why a simulated loop refuses watchers: it has no `event_base`, and a real descriptor or
-    /// signal would bring the kernel's timing back into a run that must replay from its seed.
+    /// Why a simulated loop refuses descriptor watchers: it has no `event_base`, and a real
+    /// descriptor would bring the kernel's timing back into a run that must replay from its seed.
     static let simulatedWatcherMessage =
-        "EventLoop: descriptor and signal watchers are not available on a simulated host's loop (it has no event_base, and real descriptors and signals would make the run depend on the kernel); use the simulated network's TCP, and trigger what a signal would do from the simulation"
+        "EventLoop: descriptor watchers are not available on a simulated host's loop (it has no event_base, and a real descriptor would make the run depend on the kernel); use the simulated network's TCP"
 
     /// Registers a descriptor watcher; on the loop's thread.
     func addDescriptorWatcher(
@@ -103,14 +103,21 @@ extension EventLoop {
     ) throws
         -> EventLoopWatcher
     {
-        precondition(!isSimulated, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
             throw EventLoopError.invalidSignal(signal)
         }
-        try SignalOwnership.claim(for: self)
         let watcher = EventLoopWatcher(
             loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
+        if isSimulated {
+            // The simulated host delivers its signals at the instants the run chooses; no real
+            // handler is installed.
+            guard let simulation else { throw EventLoopError.shutDown }
+            try simulation.watchSignal(signal, with: watcher, on: self)
+            watchers[ObjectIdentifier(watcher)] = watcher
+            return watcher
+        }
+        try SignalOwnership.claim(for: self)
         let flags = Int16(EV_SIGNAL) | (isOneShot ? 0 : Int16(EV_PERSIST))
         try register(watcher, fd: signal, flags: flags) {
             EventLoopError.libeventFailure(operation: "event_add(signal \(signal))")

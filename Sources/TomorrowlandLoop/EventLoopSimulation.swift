@@ -33,6 +33,13 @@ package protocol EventLoopSimulation: AnyObject, Sendable {
     /// system's resolver.
     var nameResolver: any NameResolver { get }
 
+    /// Registers `watcher` for `signal` on the host of `loop`; on the loop's thread. The
+    /// simulation fires it (``EventLoopWatcher/fire(_:)``) when it delivers `signal` to the host,
+    /// until the watcher is cancelled or removed. Throws
+    /// ``EventLoopError/signalsOwnedByAnotherLoop`` when another loop of the host watches
+    /// signals: a host is one process, and a process's signals reach one loop.
+    func watchSignal(_ signal: Int32, with watcher: EventLoopWatcher, on loop: EventLoop) throws(EventLoopError)
+
     /// Work or a timer was submitted to `loop` from outside its own work (another loop's, or
     /// another thread): the simulation must ask the loop for its next event time again. Called
     /// from any thread, after the submission, with no lock held.

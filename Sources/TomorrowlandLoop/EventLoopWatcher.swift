@@ -111,6 +111,12 @@ public final class EventLoopWatcher: @unchecked Sendable {
         }
     }
 
+    /// A simulated host delivers a signal this watcher waits for: runs it as libevent's callback
+    /// would; on the thread that drives the simulation.
+    package func deliverSignal() {
+        fire(Int16(EV_SIGNAL))
+    }
+
     /// Marks the watcher cancelled, from the loop's thread.
     func markCancelled() {
         cancelled.store(true, ordering: .releasing)

@@ -8,7 +8,9 @@ import TomorrowlandLoop
 /// timers, `loop.now`) then happens on the simulation, on virtual time.
 ///
 /// A host's loops never run on their own: the network runs them, on the thread that drives it.
-/// Descriptor and signal watchers are not available on them (a precondition failure says so).
+/// Their signal watchers hear the signals the network sends the host
+/// (``SimulatedNetwork/signal(_:to:at:)``); descriptor watchers are not available on them (a
+/// precondition failure says so).
 public final class SimulatedHost: @unchecked Sendable {
     // `@unchecked Sendable`: everything mutable is touched only by the simulation's thread.
 
@@ -103,6 +105,10 @@ public final class SimulatedHost: @unchecked Sendable {
     var descriptorsInUse: Int {
         ports.count + ends.count - ports.values.reduce(0) { $0 + $1.backlog.count }
     }
+
+    /// The signal watchers of the host's loops, in registration order (dead ones are pruned as
+    /// the network meets them).
+    var signalWatches: [SimulatedSignalWatch] = []
 
     /// A port number no listener and no connection of this host uses.
     func ephemeralPort() -> UInt16 {

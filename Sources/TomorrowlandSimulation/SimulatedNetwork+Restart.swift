@@ -55,6 +55,7 @@ extension SimulatedNetwork {
         // Every connection it had was reset by the crash: none is the new daemon's.
         host.ends.removeAll()
         host.ports.removeAll()
+        host.signalWatches.removeAll()
         host.descriptorsExhaustedByPlan = false
         host.incomingConnections = .answered
         host.isCrashed = false

@@ -4,6 +4,10 @@ import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 // The article "Simulating a daemon" (TomorrowlandSimulation.docc/SimulatingADaemon.md) quotes the
 // code between the `snippet` markers verbatim; `theArticleQuotesThisFile` checks that it still does.
 
@@ -85,6 +89,27 @@ func answerLines(on connection: TCPConnection, idleTimeout: Duration) {
     }
     // snippet: end
 
+    // snippet: signals
+    @Test func theDaemonStopsThroughItsOwnSignalHandling() throws {
+        let network = SimulatedNetwork(seed: 1, latency: .fixed(.milliseconds(1)))
+        let server = network.addHost("server")
+        let listener = try serveLines(on: server.loop, port: 7, idleTimeout: .seconds(2))
+        // The daemon's own handling, as it runs in production: stop on the first SIGTERM or SIGINT.
+        TerminationSignals.first(on: server.loop).tap(on: .loop(server.loop)) { _ in
+            _ = listener.shutdownGracefully(within: .seconds(5))
+        }
+        network.signal(SIGTERM, to: server, at: .seconds(3))
+
+        network.run(for: .seconds(2))
+        #expect(server.listeningPorts == [7])
+        network.run(for: .seconds(2))
+        #expect(server.listeningPorts.isEmpty)
+        let signal = try #require(network.trace.first { $0.kind == .action })
+        #expect(signal.detail == "signal SIGTERM to server")
+        #expect(signal.time == .seconds(3))
+    }
+    // snippet: end
+
     /// The article quotes the code between this file's snippet markers verbatim, in order.
     @Test func theArticleQuotesThisFile() throws {
         let source = try String(contentsOfFile: #filePath, encoding: .utf8)
@@ -95,7 +120,7 @@ func answerLines(on connection: TCPConnection, idleTimeout: Duration) {
                     "Sources/TomorrowlandSimulation/TomorrowlandSimulation.docc/SimulatingADaemon.md"),
             encoding: .utf8)
         let snippets = Self.snippets(in: source)
-        #expect(snippets.count == 3)
+        #expect(snippets.count == 4)
         for snippet in snippets {
             #expect(article.contains(snippet), "the article no longer quotes:\n\(snippet)")
         }

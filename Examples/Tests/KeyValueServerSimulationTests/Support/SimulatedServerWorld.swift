@@ -6,6 +6,10 @@ import Tomorrowland
 import TomorrowlandLoop
 import TomorrowlandSimulation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// loopkv's `KeyValueServer` on a simulated host named "server", and RESP clients on hosts of
 /// their own, all on one ``SimulatedNetwork``.
 ///
@@ -23,6 +27,8 @@ final class SimulatedServerWorld: @unchecked Sendable {
     let network: SimulatedNetwork
     let serverHost: SimulatedHost
     let server: KeyValueServer
+    /// loopkv's process around the server: its SIGTERM handling (``sendSIGTERM()``).
+    let process: KeyValueProcess
     /// The server's log, stamped with virtual time.
     let log: LogRecorder
     /// The instants at which the server read bytes, with the count, per client address.
@@ -54,10 +60,11 @@ final class SimulatedServerWorld: @unchecked Sendable {
             // The store reads the virtual clock: TTLs expire on it.
             clock: KeyValueClock(now: { network.now }),
             logger: Logger(label: "loopkv", factory: { _ in log.handler }))
+        process = KeyValueProcess(server: server, logger: Logger(label: "loopkv", factory: { _ in log.handler }))
         network.receiveObserver = { [unowned self] host, remote, bytes in
             if host === serverHost { serverReads.append((network.now, remote, bytes.count)) }
         }
-        guard case .value(let port)? = network.run(until: server.start(), timeLimit: .seconds(1)) else {
+        guard case .value(let port)? = network.run(until: process.start(), timeLimit: .seconds(1)) else {
             throw WorldError.serverDidNotStart
         }
         try #require(port == Self.port)
@@ -156,32 +163,28 @@ final class SimulatedServerWorld: @unchecked Sendable {
         return network.trace.first { $0.kind == .close && $0.detail == end }?.time
     }
 
-    /// Stops the server as the daemon's graceful shutdown does, at the current instant: calls
-    /// `server.stop()` now and, if its promise is still pending `grace` later (the configured
-    /// grace period by default), calls `requestCancel()` on it at exactly that instant, as
-    /// `EventLoopGroupService` does when its grace period is over. The promise resolves on the
-    /// server's loop, within the run, so its state at a virtual instant is part of the run.
+    /// Sends the server's process SIGTERM at the current instant, as a supervisor stopping the
+    /// daemon does: loopkv's own handling (`KeyValueProcess`) stops the server, and closes the
+    /// clients still open when the configured grace period (`shutdownGrace`) is over. It runs on
+    /// the server's loop, within the run, so its state at a virtual instant is part of the run.
     ///
-    /// - Returns: The promise `stop()` returned.
+    /// - Returns: The process's exit: fulfilled once the server stopped, or its grace period is
+    ///   over.
     @discardableResult
-    func stopServer(grace: Duration? = nil) -> Promise<Void, NoError> {
-        let stopped = server.stop()
-        let grace = grace ?? server.configuration.shutdownGrace
-        _ = serverHost.loop.schedule(after: grace) {
-            if stopped.result == nil { stopped.requestCancel() }
-        }
-        return stopped
+    func sendSIGTERM() -> Promise<Void, NoError> {
+        network.signal(SIGTERM, to: serverHost, after: .zero)
+        return process.exited
     }
 
-    /// Ends the test: stops the server if it still runs, lets every client close, and checks
+    /// Ends the test: sends SIGTERM if the test did not, lets every client close, and checks
     /// that nothing is left: no event pending, every connection closed at both ends, the
-    /// server's stop promise resolved.
+    /// process exited.
     func finish(_ clients: [SimulatedRESPClient], stopped: Promise<Void, NoError>? = nil) {
-        let stopped = stopped ?? stopServer()
+        let stopped = stopped ?? sendSIGTERM()
         for client in clients where !client.isClosed { client.connection.close() }
         #expect(network.runUntilIdle(), "events still pending after the server stopped")
         // It resolves on the server's loop, within the run: idle means it has.
-        #expect(stopped.result != nil, "the server's stop did not resolve")
+        #expect(stopped.result != nil, "the server's process did not exit")
         #expect(serverHost.listeningPorts.isEmpty, "the server still listens after it stopped")
         #expect(serverHost.unreleasedConnectionCount == 0, "the server still holds connections after it stopped")
         let opened = network.trace.count { $0.kind == .queued }
