@@ -83,9 +83,9 @@ public final class SimulatedHost: @unchecked Sendable {
         self.name = name
         self.address = address
         self.index = index
-        let loops = (0..<loopCount).map { _ in EventLoop(simulation: simulation) }
+        let loops = (0..<loopCount).map { _ in EventLoop(backend: SimulatedLoopBackend(network: simulation)) }
         self.loops = loops
-        group = EventLoopGroup(simulatedLoops: loops)
+        group = EventLoopGroup(externallyDrivenLoops: loops)
     }
 
     /// The fault plan ran the host out of descriptors for a while (``SimulatedFaultPlan``).
