@@ -1,4 +1,3 @@
-import CLibevent
 import Synchronization
 import Tomorrowland
 package import TomorrowlandScheduling
@@ -56,8 +55,8 @@ extension EventLoop {
     func drive(until isDone: () -> Bool) {
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
-            attachMainQueueIfOnMainThread()
-            defer { detachMainQueue() }
+            backend.driveWillStart()
+            defer { backend.driveDidEnd() }
             while true {
                 runTick()
                 if shutdownRequested {
@@ -68,10 +67,10 @@ extension EventLoop {
                 if core.readyCount > 0 || !prepareToBlock() {
                     // More is ready (the round's budget ran out, or other threads submitted):
                     // poll descriptors without blocking, then tick again.
-                    event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK)
+                    backend.poll(blocking: false)
                 } else {
                     armTimer()
-                    event_base_loop(base, EVLOOP_ONCE)
+                    backend.poll(blocking: true)
                 }
             }
         }
@@ -96,10 +95,10 @@ extension EventLoop {
         guard claimDriver("runUntilIdle()") else { return }
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
-            attachMainQueueIfOnMainThread()
-            defer { detachMainQueue() }
+            backend.driveWillStart()
+            defer { backend.driveDidEnd() }
             while true {
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK)
+                backend.poll(blocking: false)
                 let ran = runTick()
                 if shutdownRequested {
                     tearDownAsRequested()
@@ -212,28 +211,10 @@ extension EventLoop {
 
     // MARK: The timer
 
-    /// Arms the libevent timer for the core's earliest timer deadline, if that changed.
+    /// Has the backend wake the loop at the core's earliest timer deadline.
+    @inline(__always)
     func armTimer() {
-        guard let timerEvent else { return }
-        let next = core.nextTimerDeadline
-        if next == armedDeadline { return }
-        armedDeadline = next
-        guard let next else {
-            event_del(timerEvent)
-            return
-        }
-        let now = MonotonicClock.now()
-        let delta = next > now ? next - now : 0
-        // Round up to whole microseconds: an early fire would only cost a spurious wake-up, but
-        // rounding down would make one likely.
-        let microseconds = (delta + 999) / 1000
-        var interval = timeval(
-            tv_sec: Int(microseconds / 1_000_000),
-            tv_usec: Int(microseconds % 1_000_000))
-        // libevent measures a relative timeout from the time it cached when the loop woke, which
-        // can be well before now inside a long tick; refresh it so the timer does not fire early.
-        event_base_update_cache_time(base)
-        event_add(timerEvent, &interval)
+        backend.armTimer(for: core.nextTimerDeadline)
     }
 
     // MARK: Driving the loop
@@ -279,64 +260,11 @@ extension EventLoop {
                     return
                 }
             } while core.readyCount == 0 && !prepareToBlock()
-            if core.readyCount > 0, let wakeupEvent {
+            if core.readyCount > 0 {
                 // The round's budget ran out: let the host poll its descriptors, then call back.
-                // `event_active` is safe here: this is the base's own thread.
-                event_active(wakeupEvent, EV_READ, 0)
+                backend.requestAnotherTurn()
             }
             armTimer()
-        }
-    }
-
-    // MARK: Libevent objects
-
-    /// Creates and adds the wake-up event and creates the timer event.
-    func installCoreEvents() {
-        if ownsBase {
-            // Callback context: `self`, unretained. The loop outlives these events: it frees them
-            // in `tearDown()` or `deinit`, before it goes away.
-            // LoopInvariants: "Unretained callback arguments".
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            wakeupEvent = event_new(
-                base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
-                { _, _, context in
-                    Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleWakeup()
-                }, context)
-            timerEvent = event_new(
-                base, -1, 0,
-                { _, _, context in
-                    Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleTimer()
-                }, context)
-        } else {
-            // A borrowed base: the events may outlive the loop (its deinit hands them to the
-            // host's thread), so they carry a retained context that does.
-            // LoopInvariants: "Unretained callback arguments" (the borrowed-base exception).
-            let events = BorrowedLoopEvents(loop: self)
-            borrowedEvents = events
-            let context = events.retainedContext()
-            wakeupEvent = event_new(
-                base, wakeupDescriptor, Int16(EV_READ | EV_PERSIST),
-                { _, _, context in BorrowedLoopEvents.wakeupFired(context) }, context)
-            timerEvent = event_new(
-                base, -1, 0, { _, _, context in BorrowedLoopEvents.timerFired(context) }, context)
-        }
-        guard let wakeupEvent, timerEvent != nil, event_add(wakeupEvent, nil) == 0 else {
-            fatalError("EventLoop: could not register its wake-up event with libevent")
-        }
-    }
-
-    /// The wake-up `eventfd` fired: reset its counter. The tick that follows takes the inbox.
-    func handleWakeup() {
-        withCallbackEntered(as: .loopEvent) {
-            var value: eventfd_t = 0
-            _ = eventfd_read(wakeupDescriptor, &value)
-        }
-    }
-
-    /// The libevent timer fired: it is no longer armed. The tick that follows runs what is due.
-    func handleTimer() {
-        withCallbackEntered(as: .loopEvent) {
-            armedDeadline = nil
         }
     }
 }

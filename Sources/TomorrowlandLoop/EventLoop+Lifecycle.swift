@@ -29,10 +29,7 @@ extension EventLoop {
     /// driving, or the loop's own work driving it again) is a precondition failure that says
     /// what to do instead.
     func claimDriver(_ operation: StaticString) -> Bool {
-        precondition(
-            !isSimulated,
-            "EventLoop.\(operation) called on a simulated host's loop; the simulation drives its loops: run the SimulatedNetwork instead"
-        )
+        backend.checkCanBeDriven(operation)
         while true {
             switch tryClaimDriver(for: .drive) {
             case .claimed:

@@ -16,7 +16,7 @@ extension EventLoop {
     ///   it short (it delays the next tick), and do not block on the loop from it.
     @preconcurrency
     public func enableTickStatistics(observer: (@Sendable (EventLoopTick) -> Void)? = nil) {
-        guard simulation == nil else { return }
+        guard backend.supportsMonitoring else { return }
         monitor.update { settings in
             settings.measuresTicks = true
             settings.tickObserver = observer
@@ -82,7 +82,7 @@ extension EventLoop {
         report: @escaping @Sendable (EventLoopStall) -> Void = EventLoopStall.writeToStandardError
     ) {
         precondition(threshold > .zero, "EventLoop.enableStallDetection(threshold:report:) needs a positive threshold")
-        guard simulation == nil else { return }
+        guard backend.supportsMonitoring else { return }
         let (seconds, attoseconds) = threshold.components
         let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
         monitor.update { settings in

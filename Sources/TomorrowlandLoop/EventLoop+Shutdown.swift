@@ -110,7 +110,7 @@ extension EventLoop {
         leftovers.removeAll()
         for timer in core.removeAllTimers() { timer.releaseUnrun() }
 
-        freeLibeventObjects()
+        backend.loopDidShutDown(self)
         monitor.close()
         reportPendingPromisesAtShutdown()
     }
@@ -143,11 +143,10 @@ extension EventLoop {
         }
         timers.removeAll()
         confinedPhase = .closed
-        // On a borrowed base this may be any thread while the host runs the base: nothing of the
-        // base is touched here, the events go to the host's thread.
+        // The watchers' registrations go to the backend with the rest: on a borrowed base this
+        // may be any thread while the host runs the base, and nothing of the base is touched here.
         // LoopInvariants: "Unretained callback arguments" (the borrowed-base exception).
-        let orphanedWatchers = borrowedEvents == nil ? [] : detachAllWatchers()
-        if borrowedEvents == nil { cancelAllWatchers() }
+        let orphanedWatchers = detachAllWatchers()
         queued += core.removeAllReady()
         // A stored promise timer keeps its context, so its loop, alive: none can be left here;
         // released as at shutdown all the same.
@@ -155,17 +154,13 @@ extension EventLoop {
         for work in queued {
             if case .promiseJob(let job) = work { job.abandon() }
         }
-        if let borrowedEvents {
-            handOverLibeventObjects(to: borrowedEvents, watchers: orphanedWatchers)
-        } else {
-            freeLibeventObjects()
-        }
+        backend.loopWasReleased(self, watchers: orphanedWatchers)
         monitor.close()
     }
 
-    /// What `deinit` does with the watchers of a loop on a borrowed base: like
-    /// ``cancelAllWatchers()`` (handlers released, promise forms rejected), but their events are
-    /// left on the base. Returns the watchers, whose events still carry them.
+    /// What `deinit` does with the watchers: like ``cancelAllWatchers()`` (handlers released,
+    /// promise forms rejected), but their registrations are left for the backend to end. Returns
+    /// the watchers, whose registrations (libevent events) still carry them.
     private func detachAllWatchers() -> [EventLoopWatcher] {
         let live = Array(watchers.values)
         watchers.removeAll()
@@ -177,41 +172,6 @@ extension EventLoop {
             onShutdown?()
         }
         return live
-    }
-
-    /// Hands the loop's events, its watchers' events and its `eventfd` to the host's thread,
-    /// which frees them (see ``BorrowedLoopEvents``), and gives up signal ownership.
-    private func handOverLibeventObjects(to events: BorrowedLoopEvents, watchers: [EventLoopWatcher]) {
-        var orphaned = watchers.compactMap { watcher -> OpaquePointer? in
-            defer { watcher.event = nil }
-            return watcher.event
-        }
-        for event in [mainQueueEvent, timerEvent, wakeupEvent] {
-            if let event { orphaned.append(event) }
-        }
-        mainQueueEvent = nil
-        timerEvent = nil
-        armedDeadline = nil
-        wakeupEvent = nil
-        SignalOwnership.release(by: self)
-        events.adopt(.init(events: orphaned, watchers: watchers, wakeupDescriptor: wakeupDescriptor))
-    }
-
-    /// Frees the loop's own events, then the base if the loop owns it, in the order libevent
-    /// requires (`event_base_free` does not free events, and `event_free` after it is a
-    /// use-after-free), and gives up signal ownership.
-    private func freeLibeventObjects() {
-        if let mainQueueEvent { event_free(mainQueueEvent) }
-        mainQueueEvent = nil
-        if let timerEvent { event_free(timerEvent) }
-        timerEvent = nil
-        armedDeadline = nil
-        if let wakeupEvent { event_free(wakeupEvent) }
-        wakeupEvent = nil
-        // The freed events carried the borrowed-base context's retain.
-        borrowedEvents?.releaseContext()
-        if ownsBase { event_base_free(base) }
-        SignalOwnership.release(by: self)
     }
 }
 

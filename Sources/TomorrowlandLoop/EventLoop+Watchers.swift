@@ -76,24 +76,16 @@ extension EventLoop {
 
     // MARK: Internals
 
-    /// Why a simulated loop refuses descriptor watchers: it has no `event_base`, and a real
-    /// descriptor would bring the kernel's timing back into a run that must replay from its seed.
-    static let simulatedWatcherMessage =
-        "EventLoop: descriptor watchers are not available on a simulated host's loop (it has no event_base, and a real descriptor would make the run depend on the kernel); use the simulated network's TCP"
-
     /// Registers a descriptor watcher; on the loop's thread.
     func addDescriptorWatcher(
         _ fd: Int32, events: IOEvents, isOneShot: Bool, handlerEntryPoint: UInt = 0,
         handler: @escaping (Int16) -> Void
     ) throws -> EventLoopWatcher {
-        precondition(!isSimulated, Self.simulatedWatcherMessage)
         guard !isShuttingDown else { throw EventLoopError.shutDown }
-        // libevent would accept a closed descriptor here and fail later, or not at all.
-        guard fcntl(fd, F_GETFD) != -1 else { throw EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
         let watcher = EventLoopWatcher(
             loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
-        let flags = events.libeventFlags | (isOneShot ? 0 : Int16(EV_PERSIST))
-        try register(watcher, fd: fd, flags: flags) { EventLoopError.invalidDescriptor(fd: fd, errno: errno) }
+        watcher.registration = try backend.addDescriptorWatch(watcher, fd: fd, events: events, isOneShot: isOneShot)
+        watchers[ObjectIdentifier(watcher)] = watcher
         return watcher
     }
 
@@ -109,51 +101,15 @@ extension EventLoop {
         }
         let watcher = EventLoopWatcher(
             loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
-        if isSimulated {
-            // The simulated host delivers its signals at the instants the run chooses; no real
-            // handler is installed.
-            guard let simulation else { throw EventLoopError.shutDown }
-            try simulation.watchSignal(signal, with: watcher, on: self)
-            watchers[ObjectIdentifier(watcher)] = watcher
-            return watcher
-        }
-        try SignalOwnership.claim(for: self)
-        let flags = Int16(EV_SIGNAL) | (isOneShot ? 0 : Int16(EV_PERSIST))
-        try register(watcher, fd: signal, flags: flags) {
-            EventLoopError.libeventFailure(operation: "event_add(signal \(signal))")
-        }
+        watcher.registration = try backend.addSignalWatch(watcher, signal: signal, isOneShot: isOneShot, on: self)
+        watchers[ObjectIdentifier(watcher)] = watcher
         return watcher
     }
 
-    /// Creates and adds the watcher's event, and keeps the watcher in the registry.
-    private func register(
-        _ watcher: EventLoopWatcher, fd: Int32, flags: Int16, failure: () -> EventLoopError
-    ) throws {
-        // Context: the watcher, unretained; `watchers` keeps it alive until its event is freed.
-        // LoopInvariants: "Unretained callback arguments": `removeWatcher(_:)` frees, then drops it.
-        guard
-            let event = event_new(
-                base, fd, flags,
-                { _, flags, context in
-                    Unmanaged<EventLoopWatcher>.fromOpaque(context!).takeUnretainedValue().fire(flags)
-                }, Unmanaged.passUnretained(watcher).toOpaque())
-        else { throw EventLoopError.libeventFailure(operation: "event_new") }
-        guard event_add(event, nil) == 0 else {
-            let error = failure()
-            event_free(event)
-            throw error
-        }
-        watcher.event = event
-        watchers[ObjectIdentifier(watcher)] = watcher
-    }
-
-    /// Frees a watcher's event and drops it from the registry; on the loop's thread.
+    /// Ends a watcher's registration and drops it from the registry; on the loop's thread.
     func removeWatcher(_ watcher: EventLoopWatcher) {
         watcher.markCancelled()
-        if let event = watcher.event {
-            event_free(event)
-            watcher.event = nil
-        }
+        watcher.removeRegistration()
         watcher.handler = nil
         watcher.onShutdown = nil
         watchers[ObjectIdentifier(watcher)] = nil
@@ -206,8 +162,8 @@ extension EventLoop {
         return try outcome.wait().get()
     }
 
-    /// Runs `body` on the loop's thread: now if this is it (or if the loop owns its base and no
-    /// thread drives it), else through the inbox. Returns false, without running `body`, after
+    /// Runs `body` on the loop's thread: now if this is it (or if the backend admits visits and
+    /// no thread drives it), else through the inbox. Returns false, without running `body`, after
     /// shutdown.
     @discardableResult
     func performOnLoop(_ body: @escaping @Sendable () -> Void) -> Bool {
@@ -216,38 +172,14 @@ extension EventLoop {
             body()
             return true
         }
-        // A borrowed base may be inside the host's `event_base_loop` on another thread even when
-        // no thread holds `driver`: only hop there, never touch the base from here.
-        if ownsBase, tryClaimDriver(for: .visit) == .claimed {
+        // A backend without visits (a borrowed base may be inside the host's `event_base_loop`
+        // on another thread even when no thread holds `driver`): only hop there.
+        if backend.admitsVisitsWhileUndriven, tryClaimDriver(for: .visit) == .claimed {
             defer { releaseDriver() }
             ExecutionFlags.running(on: self) { body() }
             return true
         }
         return enqueueIfOpen(body)
-    }
-}
-
-/// Which loop receives signals: libevent's signal machinery is process-global (one `event_base`
-/// at a time), so the first loop to watch a signal owns delivery until it shuts down.
-enum SignalOwnership {
-    private static let owner = LockedValue<ObjectIdentifier?>(nil)
-
-    /// Makes `loop` the owner, or throws if another loop is.
-    static func claim(for loop: EventLoop) throws {
-        let id = ObjectIdentifier(loop)
-        let granted = owner.withLock { owner -> Bool in
-            if owner == nil { owner = id }
-            return owner == id
-        }
-        guard granted else { throw EventLoopError.signalsOwnedByAnotherLoop }
-    }
-
-    /// Ends `loop`'s ownership, if it has it.
-    static func release(by loop: EventLoop) {
-        let id = ObjectIdentifier(loop)
-        owner.withLock { owner in
-            if owner == id { owner = nil }
-        }
     }
 }
 

@@ -38,37 +38,16 @@ internal import TomorrowlandScheduling
 public final class EventLoop: @unchecked Sendable {
     // Thread-safety: this class is `@unchecked Sendable` because it splits its state in two.
     // - Shared state (`inbox`, which holds the lifecycle, `stopRequested`, `lateWork`,
-    //   and the immutable `base`, `ownsBase`, `wakeupDescriptor`) is safe from any thread.
+    //   and the immutable `backend`, whose any-thread members are safe) is safe from any thread.
     // - Everything else is loop-confined: touched only by the thread the lifecycle names as the
     //   driver (the thread running `run()`/`runUntilIdle()`/`shutdown()`, or a host thread inside
     //   one of our libevent callbacks). The driver role is claimed and given up under the inbox
     //   lock, whose acquire/release hands the loop-confined state from one driver to the next.
     // LoopInvariants: "Loop confinement" states this rule for the whole module.
 
-    /// The libevent base; owned (freed at shutdown) when ``ownsBase`` is true. Nil only on a
-    /// simulated loop (``simulation``), which has no libevent object at all: every path that
-    /// reaches the base (driving, watchers, socket transports) is closed to a simulated loop at
-    /// its entry point, so the base is implicitly unwrapped where it is used.
-    let base: OpaquePointer!
-    /// Whether this loop created ``base`` and so frees it.
-    let ownsBase: Bool
-    /// The `eventfd` other threads write to wake the loop. Closed in `deinit` only: a thread
-    /// that can still call ``execute(_:)`` holds a reference to the loop, so no writer can race
-    /// with the close. -1 on a simulated loop (the simulation looks at its inbox instead).
-    let wakeupDescriptor: Int32
-    /// The simulation that drives this loop and owns its clock and network, or nil for a loop
-    /// on libevent and the monotonic clock (every loop made with a public initializer), and
-    /// once the simulation is gone.
-    ///
-    /// Weak: the simulation owns its hosts' loops, and a strong reference back made every
-    /// simulated network, with its hosts, loops and everything in flight, a cycle that was never
-    /// freed (LeakSanitizer saw it as leaked name resolutions, whose only reference was a
-    /// scheduled event's payload).
-    package weak let simulation: (any EventLoopSimulation)?
-    /// Whether a simulation made this loop (``init(simulation:)``), even after it is gone.
-    package let isSimulated: Bool
-    /// The simulation's clock, nil on a libevent loop (see ``currentTime()``).
-    let virtualClock: VirtualClock?
+    /// What runs under the loop: its clock, wake-up, waiting, watchers and sockets (see
+    /// ``EventLoopBackend``); libevent for every loop made with a public initializer.
+    let backend: EventLoopBackendCarrier
 
     /// Work from other threads, and the lifecycle (who drives the loop, how far shutdown got).
     let inbox = LockedValue(Inbox())
@@ -89,15 +68,6 @@ public final class EventLoop: @unchecked Sendable {
     let core: SchedulingCore
     /// The array swapped with the inbox's, so that taking the inbox allocates nothing.
     @exclusivity(unchecked) var spareInboxWork: [LoopWork] = []
-    /// The persistent read event on ``wakeupDescriptor``.
-    @exclusivity(unchecked) var wakeupEvent: OpaquePointer?
-    /// The one libevent timer, armed for the core's earliest timer deadline.
-    @exclusivity(unchecked) var timerEvent: OpaquePointer?
-    /// The deadline ``timerEvent`` is armed for, nil when it is not armed.
-    @exclusivity(unchecked) var armedDeadline: UInt64?
-    /// The read event on libdispatch's main-queue descriptor, while a drive runs on the main
-    /// thread.
-    @exclusivity(unchecked) var mainQueueEvent: OpaquePointer?
     /// Live watchers, keeping the objects libevent's callback arguments point to alive.
     @exclusivity(unchecked) var watchers: [ObjectIdentifier: EventLoopWatcher] = [:]
     /// Live TCP listeners, connections and connection attempts, keeping the objects their
@@ -112,11 +82,6 @@ public final class EventLoop: @unchecked Sendable {
     /// Whether tick statistics or stall detection is on, as of the current tick (the driver's
     /// copy of ``monitor``'s settings).
     @exclusivity(unchecked) var isMonitoring = false
-    /// The callback context of the wake-up and timer events on a borrowed base, which outlives
-    /// the loop (see ``BorrowedLoopEvents``); nil when the loop owns its base, or has none. Set
-    /// once, in `init`.
-    var borrowedEvents: BorrowedLoopEvents?
-
     /// Shutdown was asked for and happens when the current drive step ends.
     var shutdownRequested: Bool { confinedPhase == .shutdownRequested }
     /// Shutdown has started (or completed): the loop drains, and accepts no new watchers,
@@ -141,7 +106,7 @@ public final class EventLoop: @unchecked Sendable {
         guard let base else {
             fatalError("EventLoop: event_base_new_with_config failed (no usable backend or out of descriptors)")
         }
-        self.init(base: base, ownsBase: true)
+        self.init(libevent: LibeventBackend(owning: base))
     }
 
     /// Wraps an `event_base` that the host program owns and runs.
@@ -167,34 +132,21 @@ public final class EventLoop: @unchecked Sendable {
     ///   enables.
     /// - Parameter base: A live `struct event_base *`.
     public convenience init(borrowing base: OpaquePointer) {
-        self.init(base: base, ownsBase: false)
+        self.init(libevent: LibeventBackend(borrowing: base))
     }
 
-    private init(base: OpaquePointer, ownsBase: Bool) {
-        self.base = base
-        self.ownsBase = ownsBase
-        simulation = nil
-        isSimulated = false
-        virtualClock = nil
-        let descriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        precondition(descriptor >= 0, "EventLoop: eventfd failed (errno \(errno)); the process is out of descriptors")
-        wakeupDescriptor = descriptor
-        core = SchedulingCore(currentTime: MonotonicClock.now())
-        installCoreEvents()
+    private init(libevent: LibeventBackend) {
+        backend = .libevent(libevent)
+        core = SchedulingCore(currentTime: libevent.now)
+        libevent.install(for: self)
     }
 
-    /// Creates a loop driven by `simulation`: no `event_base`, no `eventfd`, no thread; its clock
-    /// is the simulation's virtual clock, and its TCP runs on the simulation's network. The
-    /// simulation runs its ticks (``withCallbackEntered(_:)``) when it picks this loop's next
-    /// event.
-    package init(simulation: any EventLoopSimulation) {
-        base = nil
-        ownsBase = false
-        self.simulation = simulation
-        isSimulated = true
-        virtualClock = simulation.clock
-        wakeupDescriptor = -1
-        core = SchedulingCore(currentTime: simulation.clock.nanoseconds)
+    /// Creates a loop on `backend`, which drives it from outside (module TomorrowlandSimulation's
+    /// simulated hosts): it runs the loop's turns and callbacks with ``runTurn()`` and
+    /// ``runCallback(_:)`` when it picks the loop's next event (``nextEventTime()``).
+    package init(backend: any EventLoopBackend) {
+        self.backend = .external(backend)
+        core = SchedulingCore(currentTime: backend.now)
     }
 
     deinit {
@@ -204,12 +156,7 @@ public final class EventLoop: @unchecked Sendable {
         let wasShutDown = inbox.withLock { $0.lifecycle.phase == .closed }
         // A loop that was never shut down releases what it holds without running anything: its
         // work may refer to the loop, which is already being destroyed.
-        if !wasShutDown {
-            releaseEverythingWithoutRunning()
-            // On a borrowed base the descriptor went to the host's thread with the events.
-            if borrowedEvents != nil { return }
-        }
-        if wakeupDescriptor >= 0 { close(wakeupDescriptor) }
+        if !wasShutDown { releaseEverythingWithoutRunning() }
     }
 
     /// Whether the calling thread is driving this loop right now (running its work, or inside one
@@ -331,17 +278,11 @@ public final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    /// Makes the loop's `eventfd` readable. Errors are ignored on purpose: the only one possible
-    /// on a live `eventfd` is `EAGAIN` when the counter is saturated, and then it is readable.
+    /// Makes the loop's driver look at the inbox again (the backend's wake-up: one `eventfd`
+    /// write on libevent).
+    @inline(__always)
     func wakeUp() {
-        // A simulated loop has no descriptor: the simulation looks at the inbox again when it
-        // picks the next event (one thread drives every simulated loop, so nothing waits to be
-        // woken; the simulation only learns that this loop's next event time may be sooner).
-        guard wakeupDescriptor >= 0 else {
-            simulation?.loopWasWoken(self)
-            return
-        }
-        _ = eventfd_write(wakeupDescriptor, 1)
+        backend.wakeUp(self)
     }
 }
 

@@ -17,11 +17,11 @@ public final class EventLoopGroup: Sendable {
     /// Left by each thread once its loop has shut down and the thread is about to exit.
     private let threadsDone = DispatchGroup()
 
-    /// Wraps the loops of a simulated host: no thread is started, the simulation drives them.
+    /// Wraps loops that their backend drives (a simulated host's): no thread is started.
     /// Shutting the group down shuts the loops down on the calling thread (the simulation's).
-    package init(simulatedLoops: [EventLoop]) {
-        precondition(!simulatedLoops.isEmpty && simulatedLoops.allSatisfy(\.isSimulated))
-        loops = simulatedLoops
+    package init(externallyDrivenLoops loops: [EventLoop]) {
+        precondition(!loops.isEmpty && loops.allSatisfy(\.backend.isDrivenExternally))
+        self.loops = loops
     }
 
     /// Starts `loopCount` loops, each on its own new thread, running until the group shuts down.

@@ -41,15 +41,16 @@ public struct IOEvents: OptionSet, Sendable, Hashable {
 /// its loop weakly.
 public final class EventLoopWatcher: @unchecked Sendable {
     // `@unchecked Sendable`: `cancelled` is atomic; `loop` is immutable and thread-safe;
-    // `event`, `handler` and `onShutdown` are loop-confined: only the thread driving the loop
+    // `registration`, `handler` and `onShutdown` are loop-confined: only the thread driving the loop
     // touches them.
     // LoopInvariants: "Loop confinement".
 
     /// Does not keep the loop alive (see `UnownedReference`).
     private let loop: UnownedReference<EventLoop>
     private let cancelled = Atomic<Bool>(false)
-    /// The libevent event, freed when the watcher is removed; loop-confined.
-    var event: OpaquePointer?
+    /// The loop backend's registration (a libevent event), ended when the watcher is removed;
+    /// loop-confined.
+    var registration: (any LoopWatchRegistration)?
     /// Called with libevent's flags on each firing; loop-confined.
     var handler: ((Int16) -> Void)?
     /// Called instead of `handler` if the loop shuts down while the watcher is live (promise forms
@@ -115,6 +116,12 @@ public final class EventLoopWatcher: @unchecked Sendable {
     /// would; on the thread that drives the simulation.
     package func deliverSignal() {
         fire(Int16(EV_SIGNAL))
+    }
+
+    /// Ends ``registration``, if any; on the loop's thread.
+    func removeRegistration() {
+        registration?.remove()
+        registration = nil
     }
 
     /// Marks the watcher cancelled, from the loop's thread.

@@ -25,6 +25,8 @@ final class SimulatedConnectAttempt: TCPConnectAttempt {
 
     var isCancelled: Bool { completion == nil }
 
+    var isPending: Bool { completion != nil }
+
     func cancel() {
         completion = nil
     }

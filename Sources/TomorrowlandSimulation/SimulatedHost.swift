@@ -85,9 +85,9 @@ public final class SimulatedHost: @unchecked Sendable {
         self.name = name
         self.address = address
         self.index = index
-        let loops = (0..<loopCount).map { _ in EventLoop(simulation: simulation) }
+        let loops = (0..<loopCount).map { _ in EventLoop(backend: SimulatedLoopBackend(network: simulation)) }
         self.loops = loops
-        group = EventLoopGroup(simulatedLoops: loops)
+        group = EventLoopGroup(externallyDrivenLoops: loops)
     }
 
     /// The fault plan ran the host out of descriptors for a while (``SimulatedFaultPlan``).
@@ -108,7 +108,7 @@ public final class SimulatedHost: @unchecked Sendable {
 
     /// The signal watchers of the host's loops, in registration order (dead ones are pruned as
     /// the network meets them).
-    var signalWatches: [SimulatedSignalWatch] = []
+    var signalWatches: [SimulatedSignalRegistration] = []
 
     /// A port number no listener and no connection of this host uses.
     func ephemeralPort() -> UInt16 {

@@ -46,9 +46,9 @@ extension SimulatedNetwork {
         precondition(host.isCrashed, "SimulatedNetwork.restart(_:) restarts a crashed host: crash(_:) it first")
         host.generation += 1
         record(.restart, "\(host.name) generation \(host.generation)")
-        let loops = (0..<host.loops.count).map { _ in EventLoop(simulation: self) }
+        let loops = (0..<host.loops.count).map { _ in EventLoop(backend: SimulatedLoopBackend(network: self)) }
         host.loops = loops
-        host.group = EventLoopGroup(simulatedLoops: loops)
+        host.group = EventLoopGroup(externallyDrivenLoops: loops)
         for loop in loops { hostsByLoop[ObjectIdentifier(loop)] = host }
         // The event picker asks only the loops it knows: the fresh ones join it here.
         loopSchedule.add(host)

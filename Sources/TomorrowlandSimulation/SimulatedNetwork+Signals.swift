@@ -4,17 +4,27 @@ import TomorrowlandLoop
     import Glibc
 #endif
 
-/// A signal watcher of a simulated host's loop, as the network keeps it: weakly, so that a watcher
-/// its loop removed (cancelled, fired once, or released at the loop's shutdown) is not kept here.
-struct SimulatedSignalWatch {
+/// A signal watcher's registration with its simulated host: what the network fires when it
+/// delivers the signal, until the loop removes it (the watcher cancelled, fired once, or the loop
+/// shut down). The watcher is held weakly: the loop's registry owns it.
+final class SimulatedSignalRegistration: LoopWatchRegistration {
     let signal: Int32
-    weak var watcher: EventLoopWatcher?
+    private(set) weak var watcher: EventLoopWatcher?
     let loop: ObjectIdentifier
+    private var isRemoved = false
 
-    /// Whether the watcher is still registered with its loop.
-    var isLive: Bool {
-        guard let watcher else { return false }
-        return !watcher.isCancelled
+    init(signal: Int32, watcher: EventLoopWatcher, loop: ObjectIdentifier) {
+        self.signal = signal
+        self.watcher = watcher
+        self.loop = loop
+    }
+
+    /// Whether the registration still delivers to a live watcher.
+    var isLive: Bool { !isRemoved && watcher != nil }
+
+    func remove() {
+        isRemoved = true
+        watcher = nil
     }
 }
 
@@ -66,10 +76,13 @@ extension SimulatedNetwork {
         }
     }
 
-    // MARK: EventLoopSimulation
+    // MARK: Registration
 
-    package func watchSignal(_ signal: Int32, with watcher: EventLoopWatcher, on loop: EventLoop) throws(EventLoopError)
-    {
+    /// Registers `watcher` for `signal` on the host of `loop`; on the loop's thread. Throws
+    /// ``EventLoopError/signalsOwnedByAnotherLoop`` when another loop of the host watches signals.
+    func watchSignal(
+        _ signal: Int32, with watcher: EventLoopWatcher, on loop: EventLoop
+    ) throws(EventLoopError) -> SimulatedSignalRegistration {
         let host = self.host(of: loop)
         host.signalWatches.removeAll { !$0.isLive }
         // A host is one process: the first of its loops to watch a signal hears them all, as
@@ -78,7 +91,9 @@ extension SimulatedNetwork {
         if host.signalWatches.contains(where: { $0.loop != id }) {
             throw EventLoopError.signalsOwnedByAnotherLoop
         }
-        host.signalWatches.append(SimulatedSignalWatch(signal: signal, watcher: watcher, loop: id))
+        let registration = SimulatedSignalRegistration(signal: signal, watcher: watcher, loop: id)
+        host.signalWatches.append(registration)
+        return registration
     }
 
     // MARK: Delivery

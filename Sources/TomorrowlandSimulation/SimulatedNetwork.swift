@@ -53,7 +53,7 @@ import TomorrowlandLoop
 /// in the ``trace`` and counted in ``faultCount``.
 ///
 /// - Important: Drive the network from one thread, and never from inside a host's loop work.
-public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
+public final class SimulatedNetwork: @unchecked Sendable {
     // `@unchecked Sendable`: loops read ``nanoseconds`` (atomic) from any thread; everything else
     // is touched only by the one thread that drives the network, inside or outside its loops'
     // turns (which run on that thread too).
@@ -107,7 +107,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     /// The virtual clock, which every host's loop reads (from any thread: it is atomic; only the
     /// network's thread moves it).
-    package let clock = VirtualClock()
+    let clock = VirtualClock()
 
     /// ``clock``'s time in nanoseconds.
     var nanoseconds: UInt64 { clock.nanoseconds }
@@ -299,18 +299,26 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
         faultState.onHostCrash?(host)
     }
 
-    // MARK: EventLoopSimulation
+    // MARK: What the hosts' loop backends ask (SimulatedLoopBackend)
 
-    package var nameResolver: any NameResolver { resolver }
+    /// The resolver names go through on this network's hosts, where a connect names the system's
+    /// resolver.
+    var nameResolver: any NameResolver { resolver }
 
-    package func loopWasWoken(_ loop: EventLoop) {
+    /// Work or a timer was submitted to `loop` from outside its own work (another loop's, or
+    /// another thread): the loop must be asked for its next event time again. Called from any
+    /// thread, after the submission, with no lock held.
+    func loopWasWoken(_ loop: EventLoop) {
         // Any thread: a loop's work on another host, or a thread outside the simulation (a
         // Dispatch queue resolving a promise), may submit to a loop.
         wakes.withLock { $0.append(ObjectIdentifier(loop)) }
         hasWakes.store(true, ordering: .releasing)
     }
 
-    package func bindListener(
+    /// Binds a listening port on the host of `loop` and makes its listener; on the loop's thread.
+    /// Fails with `TCPError.bindFailed(errno:)` (`EADDRINUSE`, `EADDRNOTAVAIL`, `EMFILE`) as a
+    /// kernel would, or `TCPError.closed` on a loop of an earlier generation.
+    func bindListener(
         host name: String, port requested: UInt16, on loop: EventLoop, options: TCPListenerOptions,
         onAccept: @escaping (TCPConnection) -> Void
     ) -> Result<TCPListener, TCPError> {
@@ -331,7 +339,9 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             TCPListener.make(acceptor: port, loop: loop, localPort: number, options: options, onAccept: onAccept))
     }
 
-    package func connect(
+    /// Starts connecting from the host of `loop` to `address`; on the loop's thread. `completion`
+    /// runs later, once, as a callback of the loop, unless the attempt is cancelled first.
+    func connect(
         to address: TCPSocketAddress, from loop: EventLoop, options: TCPConnectionOptions,
         completion: @escaping (Result<any TCPTransport, TCPError>) -> Void
     ) -> any TCPConnectAttempt {
@@ -478,14 +488,14 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
 
     /// When `loop` of `host` next has something to do, never before now; nil if never.
     private func nextTime(of loop: EventLoop, on host: SimulatedHost) -> UInt64? {
-        guard !host.isCrashed, let time = loop.simulationNextEventTime() else { return nil }
+        guard !host.isCrashed, let time = loop.nextEventTime() else { return nil }
         return max(time, nanoseconds)
     }
 
     /// Runs `body` as a callback of `loop` (which may give the loop work), then has the loop
     /// asked for its next time again.
     func runCallback(on loop: EventLoop, _ body: () -> Void) {
-        loop.simulationRunCallback(body)
+        loop.runCallback(body)
         loopSchedule.markStale(loop)
     }
 
@@ -496,7 +506,7 @@ public final class SimulatedNetwork: EventLoopSimulation, @unchecked Sendable {
             perform(events.removeFirst())
         case .loop(let host, let index):
             record(.turn, "\(host.name)/\(index)")
-            host.loops[index].simulationRunTurn()
+            host.loops[index].runTurn()
             loopSchedule.markStale(host.loops[index])
         }
     }

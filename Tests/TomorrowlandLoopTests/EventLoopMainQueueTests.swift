@@ -30,7 +30,7 @@ struct EventLoopMainQueueTests {
         let loop = EventLoop()
         loop.execute {}
         loop.runUntilIdle()
-        #expect(loop.mainQueueEvent == nil)
+        #expect(loop.libeventBackend.mainQueueEvent == nil)
         loop.shutdown()
     }
 }

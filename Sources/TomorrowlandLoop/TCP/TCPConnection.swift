@@ -147,14 +147,6 @@ public final class TCPConnection: @unchecked Sendable {
     }
     @exclusivity(unchecked) var onInputClosedStorage: (() -> Void)?
 
-    /// Wraps connected socket `fd` (made non-blocking here) and registers it with `loop`; on the
-    /// loop's thread.
-    convenience init(fd: Int32, loop: EventLoop, options: TCPConnectionOptions, remote: TCPSocketAddress?) {
-        self.init(
-            transport: TCPSocketTransport(fd: fd, base: loop.base, options: options, remote: remote), loop: loop,
-            options: options)
-    }
-
     /// Makes a connection on `transport` and registers it with `loop`; on the loop's thread.
     package init(transport: any TCPTransport, loop: EventLoop, options: TCPConnectionOptions) {
         if let socket = transport as? TCPSocketTransport {

@@ -1,17 +1,13 @@
-import CLibevent
 import Tomorrowland
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// One connection attempt of ``TCPConnection/connect(host:port:on:timeout:options:)``: resolves
-/// the host off the loop (IP literals need no resolving), then tries the addresses in order with
-/// non-blocking `connect`, all under one deadline on the loop's timers.
+/// the host off the loop (IP literals need no resolving), then tries the addresses in order, each
+/// through the loop's backend (a non-blocking `connect` on libevent), all under one deadline on
+/// the loop's timers.
 ///
 /// Loop-confined after ``start(timeout:nameResolver:)``; the loop's resource registry keeps it
-/// alive while its write event (whose callback argument is `self`, unretained) exists, and while
-/// it waits for a name: a shutdown then finds it and ends it.
+/// alive while an attempt at one address (whose callback argument may be its own, unretained)
+/// is in progress, and while it waits for a name: a shutdown then finds it and ends it.
 final class TCPConnector: @unchecked Sendable {
     // `@unchecked Sendable`: created on any thread, then touched only on the loop's thread (the
     // timer's work, the resolver's answer and the cancel request hop there).
@@ -27,12 +23,8 @@ final class TCPConnector: @unchecked Sendable {
     private var resolution: NameResolution?
     private var addresses: [TCPSocketAddress] = []
     private var nextAddress = 0
-    /// The socket being connected, -1 between attempts; owned until handed to the connection.
-    private var fd: Int32 = -1
-    /// The attempt in progress on a simulated network (a simulated host's loop only).
+    /// The attempt at one address in progress, if any.
     private var attempt: (any TCPConnectAttempt)?
-    /// One-shot `EV_WRITE` on ``fd``: the connection completed or failed.
-    private var event: OpaquePointer?
     private var timer: EventLoopScheduledWork?
     private var isFinished = false
     private var lastError: TCPError
@@ -54,9 +46,12 @@ final class TCPConnector: @unchecked Sendable {
     ///
     /// The deadline is armed first, so `timeout` covers resolution plus connection.
     func start(timeout: Duration, nameResolver: any NameResolver) {
-        // A simulated loop whose simulation is gone has no network to connect through.
-        guard !loop.isShuttingDown, !loop.isSimulated || loop.simulation != nil else {
+        guard !loop.isShuttingDown else {
             resolver.reject(with: .closed)
+            return
+        }
+        if let refusal = loop.backend.connectRefusal {
+            resolver.reject(with: refusal)
             return
         }
         loop.register(resource: self)
@@ -81,16 +76,7 @@ final class TCPConnector: @unchecked Sendable {
             _ = loop.performOnLoop { [self] in resolved(answer) }
         }
         self.resolution = resolution
-        // A simulated host resolves through its simulation unless the caller chose a resolver.
-        if loop.isSimulated, nameResolver is SystemNameResolver {
-            if let simulation = loop.simulation {
-                simulation.nameResolver.resolve(resolution)
-            } else {
-                resolution.complete(with: .failure(.closed))
-            }
-        } else {
-            nameResolver.resolve(resolution)
-        }
+        loop.backend.nameResolver(replacing: nameResolver).resolve(resolution)
     }
 
     /// The resolver answered; on the loop's thread.
@@ -108,91 +94,35 @@ final class TCPConnector: @unchecked Sendable {
         }
     }
 
-    /// Starts a non-blocking connect to the next address, or fails with the last error.
+    /// Starts connecting to the next address, or fails with the last error.
     private func tryNextAddress() {
-        while !isFinished && nextAddress < addresses.count {
-            let address = addresses[nextAddress]
-            nextAddress += 1
-            if loop.isSimulated {
-                guard let simulation = loop.simulation else {
-                    lastError = .closed
-                    break
-                }
-                attempt = simulation.connect(to: address, from: loop, options: options) { [self] outcome in
-                    attempt = nil
-                    switch outcome {
-                    case .success(let transport):
-                        guard !isFinished else {
-                            transport.close()
-                            return
-                        }
-                        finish(.success(TCPConnection(transport: transport, loop: loop, options: options)))
-                    case .failure(let error):
-                        lastError = error
-                        tryNextAddress()
-                    }
-                }
-                return
-            }
-            let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            fd = socket(address.family, socketType, 0)
-            guard fd >= 0 else {
-                lastError = .connectFailed(errno: errno)
-                continue
-            }
-            let status = address.withSockAddr { connect(fd, $0, $1) }
-            if status == 0 {
-                succeed()
-                return
-            }
-            let code = errno
-            if code == EINPROGRESS {
-                // LoopInvariants: "Unretained callback arguments": registered in `start`,
-                // unregistered in `finish` after the event is freed.
-                event = event_new(
-                    loop.base, fd, Int16(EV_WRITE),
-                    { _, _, context in
-                        let connector = Unmanaged<TCPConnector>.fromOpaque(context!).takeUnretainedValue()
-                        connector.loop.withCallbackEntered { connector.connectCompleted() }
-                    }, Unmanaged.passUnretained(self).toOpaque())
-                guard let event, event_add(event, nil) == 0 else {
-                    fatalError("TCPConnection.connect: event_new failed (out of memory)")
-                }
-                return
-            }
-            lastError = .connectFailed(errno: code)
-            closeDescriptor(fd)
-            fd = -1
-        }
-        finish(.failure(lastError))
-    }
-
-    /// The socket became writable: the connect finished, one way or the other.
-    private func connectCompleted() {
-        if let event { event_free(event) }
-        event = nil
         guard !isFinished else { return }
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
-        if code == 0 {
-            succeed()
+        guard nextAddress < addresses.count else {
+            finish(.failure(lastError))
             return
         }
-        lastError = .connectFailed(errno: code)
-        closeDescriptor(fd)
-        fd = -1
-        tryNextAddress()
+        let address = addresses[nextAddress]
+        nextAddress += 1
+        let started = loop.backend.connect(to: address, from: loop, options: options) { [self] outcome in
+            attempt = nil
+            switch outcome {
+            case .success(let transport):
+                guard !isFinished else {
+                    transport.close()
+                    return
+                }
+                finish(.success(TCPConnection(transport: transport, loop: loop, options: options)))
+            case .failure(let error):
+                lastError = error
+                tryNextAddress()
+            }
+        }
+        // An outcome known at once ran the completion inside `connect`, which went on from there.
+        if started.isPending { attempt = started }
     }
 
-    private func succeed() {
-        let connection = TCPConnection(fd: fd, loop: loop, options: options, remote: nil)
-        fd = -1
-        finish(.success(connection))
-    }
-
-    /// Ends the attempt: abandons a name lookup in flight, cancels the timer, frees the event,
-    /// closes an unused socket, unregisters, then resolves (`nil`: cancelled).
+    /// Ends the attempt: abandons a name lookup in flight and the attempt at an address (its
+    /// socket closed), cancels the timer, unregisters, then resolves (`nil`: cancelled).
     private func finish(_ outcome: Result<TCPConnection, TCPError>?) {
         guard !isFinished else { return }
         isFinished = true
@@ -202,10 +132,6 @@ final class TCPConnector: @unchecked Sendable {
         attempt = nil
         timer?.cancel()
         timer = nil
-        if let event { event_free(event) }
-        event = nil
-        if fd >= 0 { closeDescriptor(fd) }
-        fd = -1
         withExtendedLifetime(self) {
             loop.unregister(resource: self)
             switch outcome {

@@ -36,21 +36,9 @@ extension TCPListener {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) -> Promise<TCPListener, TCPError> {
-        if loop.isSimulated {
-            guard let simulation = loop.simulation else { return Promise(rejected: .closed) }
-            let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
-            let request = BindRequest(resolver)
-            let queued = loop.performOnLoop {
-                request.resolver.resolve(
-                    with: simulation.bindListener(
-                        host: host, port: port, on: loop, options: options, onAccept: onAccept))
-            }
-            if !queued { resolver.reject(with: .closed) }
-            return promise
-        }
-        let addresses: [TCPSocketAddress]
+        let target: TCPListenTarget
         do {
-            addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: true)
+            target = try loop.backend.listenTarget(host: host, port: port)
         } catch {
             return Promise(rejected: error)
         }
@@ -58,7 +46,7 @@ extension TCPListener {
         let request = BindRequest(resolver)
         let queued = loop.performOnLoop {
             request.resolver.resolve(
-                with: makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept))
+                with: loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept))
         }
         if !queued { resolver.reject(with: .closed) }
         return promise

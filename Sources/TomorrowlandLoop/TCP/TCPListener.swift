@@ -120,27 +120,18 @@ public final class TCPListener: @unchecked Sendable {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
-        if loop.isSimulated {
-            guard let simulation = loop.simulation else { throw .closed }
-            // A simulated host binds in the simulation's port table: nothing to resolve, no socket.
-            return try loop.withConfinedAccess(
-                "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
-            ) {
-                simulation.bindListener(host: host, port: port, on: loop, options: options, onAccept: onAccept)
-            }.get()
-        }
-        let addresses = try TCPSocketAddress.resolve(host: host, port: port, passive: true)
+        let target = try loop.backend.listenTarget(host: host, port: port)
         if loop.inEventLoop {
-            return try makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept).get()
+            return try loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept).get()
         }
-        if !loop.ownsBase {
-            // A borrowed base may be inside the host's own `event_base_loop` with no driver
-            // claimed, so `performOnLoop` never runs anything here at once; claim the loop the
-            // way watchers do (the host must not run its base meanwhile, as documented there).
+        if !loop.backend.admitsVisitsWhileUndriven {
+            // No visits: a borrowed base may be inside the host's own `event_base_loop` with no
+            // driver claimed, so `performOnLoop` never runs anything here at once; claim the loop
+            // the way watchers do (the host must not run its base meanwhile, as documented there).
             return try loop.withConfinedAccess(
                 "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
             ) {
-                makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept)
+                loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept)
             }.get()
         }
         // On the loop's thread through the inbox while another thread drives the loop, this
@@ -150,8 +141,7 @@ public final class TCPListener: @unchecked Sendable {
         let handler = AcceptHandlerTransfer(onAccept)
         do {
             return try loop.performOnLoopAndWait {
-                try makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: handler.onAccept)
-                    .get()
+                try loop.backend.bindListener(target, on: loop, options: options, onAccept: handler.onAccept).get()
             }
         } catch let error as TCPError {
             throw error
@@ -159,54 +149,6 @@ public final class TCPListener: @unchecked Sendable {
             // `EventLoopError.shutDown`: the loop was closed before it could take the work.
             throw .closed
         }
-    }
-
-    /// Binds the first of `addresses` that binds; on the loop's thread. Fails with
-    /// ``TCPError/closed`` once the loop is shutting down (its resources are closed, or being
-    /// closed, and a new one would outlive the base).
-    static func makeBound(
-        to addresses: [TCPSocketAddress], host: String, loop: EventLoop, options: TCPListenerOptions,
-        onAccept: @escaping (TCPConnection) -> Void
-    ) -> Result<TCPListener, TCPError> {
-        guard !loop.isShuttingDown else { return .failure(.closed) }
-        var lastError = TCPError.addressResolutionFailed(host: host)
-        for address in addresses {
-            do throws(TCPError) {
-                return .success(try make(address: address, loop: loop, options: options, onAccept: onAccept))
-            } catch {
-                lastError = error
-            }
-        }
-        return .failure(lastError)
-    }
-
-    /// Creates, binds and listens on a socket for `address`, and wraps it in an `evconnlistener`.
-    private static func make(
-        address: TCPSocketAddress, loop: EventLoop, options: TCPListenerOptions,
-        onAccept: @escaping (TCPConnection) -> Void
-    ) throws(TCPError) -> TCPListener {
-        let fd = socket(
-            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
-            0)
-        guard fd >= 0 else { throw .bindFailed(errno: errno) }
-        if options.reuseAddress { setSocketOption(fd, SOL_SOCKET, SO_REUSEADDR, 1) }
-        if options.reusePort && !setSocketOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) {
-            let code = errno
-            closeDescriptor(fd)
-            throw .bindFailed(errno: code)
-        }
-        // "::" serves IPv6 only: IPv4 clients are served by a listener on "0.0.0.0", so both can
-        // coexist on one port.
-        if address.family == AF_INET6 { setSocketOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
-        let bound = address.withSockAddr { Glibc.bind(fd, $0, $1) }
-        guard bound == 0, Glibc.listen(fd, options.backlog) == 0 else {
-            let code = errno
-            closeDescriptor(fd)
-            throw .bindFailed(errno: code)
-        }
-        let port = TCPSocketAddress.local(of: fd)?.port ?? address.port
-        let acceptor = try TCPSocketAcceptor(listeningSocket: fd, base: loop.base, options: options.connection)
-        return make(acceptor: acceptor, loop: loop, localPort: port, options: options, onAccept: onAccept)
     }
 
     /// Whether ``close()`` or ``shutdownGracefully(within:)`` was called, or the loop closed the

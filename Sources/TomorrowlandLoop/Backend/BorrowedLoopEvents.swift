@@ -6,7 +6,7 @@ import Tomorrowland
 #endif
 
 /// The callback context of the events a loop made with ``EventLoop/init(borrowing:)`` keeps on
-/// the host's base (its wake-up and its timer); it outlives the loop.
+/// the host's base (its backend's wake-up and timer); it outlives the loop.
 ///
 /// The host's thread runs a borrowed base whenever it likes, so the last reference to the loop
 /// may go on another thread while the host is inside `event_base_loop`. The loop's `deinit`
@@ -16,7 +16,8 @@ import Tomorrowland
 /// loop through an unowned reference that fails once the loop's deinit has begun, and from then
 /// on frees, on the host's thread, the events and the `eventfd` that the deinit left to it.
 final class BorrowedLoopEvents: @unchecked Sendable {
-    // `@unchecked Sendable`: `loop` is immutable and thread-safe; `orphans` is under its lock.
+    // `@unchecked Sendable`: `loop` and `backend` are immutable (`loop` thread-safe, `backend`
+    // read only while `loop` is held); `orphans` is under its lock.
     // LoopInvariants: "Unretained callback arguments" (the borrowed-base exception).
 
     /// What a loop destroyed without ``EventLoop/shutdown()`` leaves to the host's thread.
@@ -31,11 +32,14 @@ final class BorrowedLoopEvents: @unchecked Sendable {
 
     /// Fails (nil) once the loop's deinit has begun.
     let loop: UnownedReference<EventLoop>
+    /// The loop's backend, which the loop owns: used only while ``loop`` is held.
+    private unowned(unsafe) let backend: LibeventBackend
     /// Set by the loop's deinit, taken by the host's thread.
     private let orphans = LockedValue<Orphans?>(nil)
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, backend: LibeventBackend) {
         self.loop = UnownedReference(loop)
+        self.backend = backend
     }
 
     deinit {
@@ -58,14 +62,14 @@ final class BorrowedLoopEvents: @unchecked Sendable {
         let events = Unmanaged<BorrowedLoopEvents>.fromOpaque(context!).takeUnretainedValue()
         // The try-retain keeps the loop alive for the call, or fails if its deinit has begun.
         guard let loop = events.loop.load() else { return events.freeOrphans() }
-        loop.handleWakeup()
+        withExtendedLifetime(loop) { events.backend.wakeupFired() }
     }
 
     /// The timer event fired, on the host's thread.
     static func timerFired(_ context: UnsafeMutableRawPointer?) {
         let events = Unmanaged<BorrowedLoopEvents>.fromOpaque(context!).takeUnretainedValue()
         guard let loop = events.loop.load() else { return events.freeOrphans() }
-        loop.handleTimer()
+        withExtendedLifetime(loop) { events.backend.timerFired() }
     }
 
     /// Hands `orphans` over, from the loop's deinit on any thread, and wakes the host's thread,

@@ -10,9 +10,9 @@ import Tomorrowland
 // On Linux, `DispatchQueue.main` drains only while the main thread runs `dispatchMain()` or a
 // Foundation run loop. A daemon whose main thread runs an EventLoop instead must drain it too, or
 // `.main` promise callbacks never run. libdispatch exports the two hooks CoreFoundation's run loop
-// uses for this (a descriptor to watch, and a drain function); the loop watches the descriptor
-// while a drive runs on the main thread, and drains the queue from the event's callback.
-extension EventLoop {
+// uses for this (a descriptor to watch, and a drain function); the loop's backend watches the
+// descriptor while a drive runs on the main thread, and drains the queue from the event's callback.
+extension LibeventBackend {
     /// Adds the main-queue event for the length of a drive, when the drive runs on the main
     /// thread. The drain function crashes on any other thread, so the event is never left added
     /// while another thread drives the loop.
@@ -21,12 +21,12 @@ extension EventLoop {
         if mainQueueEvent == nil {
             let descriptor = twl_loop_main_queue_descriptor()
             guard descriptor >= 0 else { return }
-            // Context: `self`, unretained; the event is freed in `tearDown()`/`deinit` first.
-            // LoopInvariants: "Unretained callback arguments".
+            // Context: `self`, unretained; the event is freed at the loop's shutdown or release,
+            // before this backend goes. LoopInvariants: "Unretained callback arguments".
             mainQueueEvent = event_new(
                 base, descriptor, Int16(EV_READ | EV_PERSIST),
                 { descriptor, _, context in
-                    Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().handleMainQueue(descriptor)
+                    Unmanaged<LibeventBackend>.fromOpaque(context!).takeUnretainedValue().mainQueueFired(descriptor)
                 }, Unmanaged.passUnretained(self).toOpaque())
         }
         guard let mainQueueEvent else { return }
@@ -43,8 +43,8 @@ extension EventLoop {
 
     /// The main queue has blocks: reset the descriptor's counter, then run them, here, on the main
     /// thread.
-    private func handleMainQueue(_ descriptor: Int32) {
-        withCallbackEntered(as: .mainQueue) {
+    private func mainQueueFired(_ descriptor: Int32) {
+        loop.withCallbackEntered(as: .mainQueue) {
             var value: eventfd_t = 0
             // Read first: if the drain leaves blocks behind, libdispatch signals again.
             _ = eventfd_read(descriptor, &value)
