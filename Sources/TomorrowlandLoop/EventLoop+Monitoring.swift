@@ -1,3 +1,4 @@
+import CTomorrowlandLoopSupport
 internal import TomorrowlandScheduling
 
 extension EventLoop {
@@ -17,9 +18,16 @@ extension EventLoop {
     @preconcurrency
     public func enableTickStatistics(observer: (@Sendable (EventLoopTick) -> Void)? = nil) {
         guard simulation == nil else { return }
+        var tickObserver: (@Sendable (LoopTickFigures) -> Void)?
+        if let observer {
+            tickObserver = { tick in
+                observer(
+                    EventLoopTick(itemCount: tick.itemCount, busyTime: tick.busyTime, waitingTime: tick.waitingTime))
+            }
+        }
         monitor.update { settings in
             settings.measuresTicks = true
-            settings.tickObserver = observer
+            settings.tickObserver = tickObserver
         }
     }
 
@@ -38,7 +46,10 @@ extension EventLoop {
     /// (``enableStallDetection(threshold:report:)``) is on; zero if neither ever was. Safe from
     /// any thread: a few relaxed atomic loads.
     public var tickTotals: EventLoopTickTotals {
-        monitor.totals
+        let totals = monitor.totals
+        return EventLoopTickTotals(
+            tickCount: totals.tickCount, itemCount: totals.itemCount, busyTime: totals.busyTime,
+            waitingTime: totals.waitingTime, stallCount: totals.stallCount)
     }
 
     /// Turns on stall detection: a piece of loop work that holds the loop for `threshold` or
@@ -87,7 +98,12 @@ extension EventLoop {
         let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
         monitor.update { settings in
             settings.stallThreshold = max(nanoseconds, 1)
-            settings.stallReport = report
+            settings.stallReport = { stall in
+                report(
+                    EventLoopStall(
+                        work: stall.work, duration: stall.duration, isFinished: stall.isFinished,
+                        threshold: stall.threshold))
+            }
         }
     }
 
@@ -102,6 +118,17 @@ extension EventLoop {
     }
 
     // MARK: The loop's side
+
+    /// The watchdog thread's name, as `/proc/self/task/*/comm` shows it (at most 15 characters).
+    static let watchdogThreadName = "twl-stall-watch"
+
+    /// A loop's monitor, everything off; its watchdog thread is named ``watchdogThreadName``.
+    static func makeMonitor() -> LoopMonitor {
+        LoopMonitor(ownerName: "EventLoop") {
+            twl_loop_name_current_thread(watchdogThreadName)
+            return twl_loop_current_thread_id()
+        }
+    }
 
     /// Adopts changed settings, at the start of a tick (one relaxed load while nothing changed).
     @inline(__always)
@@ -124,6 +151,8 @@ extension EventLoop {
     @inline(never)
     func runMonitoredTick(honouringStop: Bool) -> Bool {
         let monitor = self.monitor
+        // Monitoring is never on for a simulated loop, so the tick's clock is the monitor's
+        // (`CLOCK_MONOTONIC`).
         let start = currentTime()
         core.beginRound(at: start)
         takeInbox()
@@ -134,18 +163,7 @@ extension EventLoop {
         while let work = core.nextInRound() {
             items += 1
             if let threshold {
-                let identity = LoopWorkIdentity(work)
-                let number = monitor.publish(identity, since: itemStart)
-                monitor.isWorkPublished = true
-                perform(work)
-                monitor.isWorkPublished = false
-                let end = currentTime()
-                if end &- itemStart >= threshold, let report = monitor.confined.stallReport {
-                    monitor.reportStall(
-                        number: number, identity: identity, duration: end &- itemStart, threshold: threshold,
-                        isFinished: true, report: report)
-                }
-                itemStart = end
+                itemStart = monitor.runPublished(work, since: itemStart, threshold: threshold) { perform($0) }
             } else {
                 perform(work)
             }
@@ -157,45 +175,18 @@ extension EventLoop {
         }
         let end: UInt64
         if threshold != nil {
-            monitor.publish(.idle, since: 0)
+            monitor.publishIdle()
             end = itemStart
         } else {
             end = currentTime()
         }
-        monitor.recordTick(start: start, end: end, items: items)
+        monitor.recordMeasuredTick(loopID: ObjectIdentifier(self), start: start, end: end, items: items)
         return items > 0
     }
 
-    /// Runs a libevent callback's `body` measured: its time and count go into the next tick's
-    /// figures, and it is published to the watchdog as `identity` while it runs. A callback that
-    /// runs inside a piece of work already published (nested) is part of that work.
+    /// Runs a libevent callback's `body` measured (see `LoopMonitor.runMeasuredCallback(as:_:)`).
     @inline(never)
     func runMonitoredCallback(as identity: LoopWorkIdentity, _ body: () -> Void) {
-        let monitor = self.monitor
-        // The loop's own events (an `eventfd` read, a flag reset) are neither work nor waiting.
-        guard !monitor.isWorkPublished, identity.kind != .loopEvent else {
-            body()
-            return
-        }
-        let start = currentTime()
-        let threshold = monitor.confined.stallThreshold
-        var number: UInt64 = 0
-        if threshold != nil {
-            number = monitor.publish(identity, since: start)
-            monitor.isWorkPublished = true
-        }
-        body()
-        let end = currentTime()
-        if let threshold {
-            monitor.isWorkPublished = false
-            monitor.publish(.idle, since: 0)
-            if end &- start >= threshold, let report = monitor.confined.stallReport {
-                monitor.reportStall(
-                    number: number, identity: identity, duration: end &- start, threshold: threshold, isFinished: true,
-                    report: report)
-            }
-        }
-        monitor.callbackItems += 1
-        monitor.callbackBusy &+= end &- start
+        monitor.runMeasuredCallback(as: identity, body)
     }
 }

@@ -1,5 +1,6 @@
 #if NIO
     import NIOCore
+    internal import TomorrowlandScheduling
 
     extension NIOEventLoopExecutor {
         /// Turns on stall detection for this executor's work: a piece of work that holds the loop
@@ -55,14 +56,32 @@
             guard let eventLoop else { return }
             let (seconds, attoseconds) = threshold.components
             let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-            monitor.enableStallDetection(threshold: max(nanoseconds, 1), report: report, on: eventLoop)
+            let enabled = monitor.update { settings in
+                settings.stallThreshold = max(nanoseconds, 1)
+                settings.stallReport = { stall in
+                    report(
+                        NIOLoopStall(
+                            work: stall.work, duration: stall.duration, isFinished: stall.isFinished,
+                            threshold: stall.threshold))
+                }
+            }
+            guard enabled, !watchesShutdown.exchange(true, ordering: .relaxed) else { return }
+            do {
+                _ = try eventLoop.scheduleCallback(at: .distantFuture, handler: NIOLoopShutdownWatch(monitor: monitor))
+            } catch {
+                // The loop shut down already.
+                monitor.close()
+            }
         }
 
         /// Turns stall detection off and stops its watchdog thread, waiting for it to end (unless
         /// called from the report handler on that thread: it then ends when the handler returns).
         /// Safe from any thread.
         public func disableStallDetection() {
-            monitor.disableStallDetection()
+            monitor.update { settings in
+                settings.stallThreshold = nil
+                settings.stallReport = nil
+            }
         }
 
         /// The loop's running totals: ticks, work run, time busy and waiting, stalls reported.
@@ -72,7 +91,10 @@
         /// (``enableStallDetection(threshold:report:)``) is on; zero otherwise. Safe from any
         /// thread: a few relaxed atomic loads.
         public var tickTotals: NIOLoopTickTotals {
-            monitor.totals
+            let totals = monitor.totals
+            return NIOLoopTickTotals(
+                tickCount: totals.tickCount, itemCount: totals.itemCount, busyTime: totals.busyTime,
+                waitingTime: totals.waitingTime, stallCount: totals.stallCount)
         }
 
         /// The timers this executor has armed on the loop (`timeout`, `delay`,
@@ -84,6 +106,38 @@
         ///   state; NIOInvariants: "The loop's thread only").
         package var armedTimerCountOnLoopThread: Int {
             timers.count
+        }
+    }
+
+    /// A NIO callback armed at the distant future on a loop whose executor detects stalls, to
+    /// learn that the loop shut down (a NIO loop tells it no other way): NIO cancels the callback
+    /// then, or drops it if the loop had shut down already, and releases it either way; the
+    /// release closes the monitor, which stops the watchdog.
+    struct NIOLoopShutdownWatch: NIOScheduledCallbackHandler, Sendable {
+        private let token: Token
+
+        init(monitor: LoopMonitor) {
+            token = Token(monitor: monitor)
+        }
+
+        /// Only a test's clock (an `EmbeddedEventLoop` moved to the distant future) gets here;
+        /// the release that follows closes the monitor, as at a shutdown.
+        func handleScheduledCallback(eventLoop: some EventLoop) {}
+
+        /// The loop shuts down; the release that follows closes the monitor.
+        func didCancelScheduledCallback(eventLoop: some EventLoop) {}
+
+        /// Owned by NIO alone, through the callback: released when NIO is done with it.
+        private final class Token: Sendable {
+            let monitor: LoopMonitor
+
+            init(monitor: LoopMonitor) {
+                self.monitor = monitor
+            }
+
+            deinit {
+                monitor.close()
+            }
         }
     }
 #endif

@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import NIOPosix
+    internal import TomorrowlandScheduling
 
     /// Per-tick figures of the loops of a `MultiThreadedEventLoopGroup`: give it to the group as
     /// its metrics delegate.
@@ -54,8 +55,18 @@
 
         /// NIO's call after each tick of a loop, on the loop's thread.
         public func processedTick(info: NIOEventLoopTickInfo) {
-            let tick =
-                NIOLoopMonitorBinding.monitor(forLoop: info.eventLoopID)?.recordTick(info) ?? NIOLoopTick(info)
+            let tick: NIOLoopTick
+            if let monitor = NIOLoopMonitorBinding.monitor(forLoop: info.eventLoopID) {
+                let figures = monitor.recordReportedTick(
+                    loopID: info.eventLoopID, tasks: info.numberOfTasks,
+                    busy: UInt64(clamping: (info.endTime - info.startTime).nanoseconds),
+                    waiting: UInt64(clamping: info.sleepTime.nanoseconds))
+                tick = NIOLoopTick(
+                    eventLoopID: figures.loopID, itemCount: figures.itemCount, busyTime: figures.busyTime,
+                    waitingTime: figures.waitingTime)
+            } else {
+                tick = NIOLoopTick(info)
+            }
             observer?(tick)
             next?.processedTick(info: info)
         }

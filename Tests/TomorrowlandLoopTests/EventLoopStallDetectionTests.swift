@@ -140,7 +140,7 @@ struct EventLoopStallDetectionTests {
         #expect(waitUntil { !threadExists(threadID) })
         // After shutdown, turning it on again starts nothing.
         running.loop.enableStallDetection { _ in }
-        #expect(running.loop.monitor.shared.withLock { $0.watchdog } == nil)
+        #expect(running.loop.monitor.watchdogForTests == nil)
     }
 
     @Test func aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler() throws {
@@ -178,7 +178,7 @@ struct EventLoopStallDetectionTests {
         let loop = EventLoop()
         loop.execute { usleep(60_000) }
         loop.runUntilIdle()
-        #expect(loop.monitor.shared.withLock { $0.watchdog } == nil)
+        #expect(loop.monitor.watchdogForTests == nil)
         let zero = EventLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
         #expect(loop.tickTotals == zero)
         loop.shutdown()
@@ -202,7 +202,7 @@ struct EventLoopStallDetectionTests {
     private func watchdogThreadID(of loop: EventLoop) -> Int32? {
         var threadID: Int32?
         _ = waitUntil {
-            threadID = loop.monitor.shared.withLock { $0.watchdog }?.threadID
+            threadID = loop.monitor.watchdogForTests?.threadID
             return threadID != nil
         }
         return threadID

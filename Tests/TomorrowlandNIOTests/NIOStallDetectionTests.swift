@@ -165,10 +165,10 @@
             #expect(!executor.monitor.isActiveForTests)
             executor.enableStallDetection { _ in }
             #expect(executor.monitor.isActiveForTests)
-            #expect(executor.monitor.shared.withLock { $0.watchdog } != nil)
+            #expect(executor.monitor.watchdogForTests != nil)
             executor.disableStallDetection()
             #expect(!executor.monitor.isActiveForTests)
-            #expect(executor.monitor.shared.withLock { $0.watchdog } == nil)
+            #expect(executor.monitor.watchdogForTests == nil)
             try await group.shutdownGracefully()
         }
 
@@ -176,14 +176,14 @@
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let executor = NIOEventLoopExecutor.shared(for: group.next())
             executor.enableStallDetection { _ in }
-            #expect(executor.monitor.shared.withLock { $0.watchdog } != nil)
+            #expect(executor.monitor.watchdogForTests != nil)
             try await group.shutdownGracefully()
             // NIO cancels the callback armed at the distant future when the loop shuts down, and
             // releases it: the release closes the monitor.
-            #expect(await eventually { executor.monitor.shared.withLock { $0.watchdog == nil && $0.isClosed } })
+            #expect(await eventually { executor.monitor.watchdogForTests == nil && executor.monitor.isClosedForTests })
             // Turning it on again does nothing once the loop shut down.
             executor.enableStallDetection { _ in }
-            #expect(executor.monitor.shared.withLock { $0.watchdog } == nil)
+            #expect(executor.monitor.watchdogForTests == nil)
         }
     }
 #endif
