@@ -1,4 +1,5 @@
 import CTomorrowlandLoopSupport
+import Tomorrowland
 internal import TomorrowlandScheduling
 
 extension EventLoop {
@@ -16,18 +17,11 @@ extension EventLoop {
     /// - Parameter observer: Called on the loop's thread after each tick, between two ticks: keep
     ///   it short (it delays the next tick), and do not block on the loop from it.
     @preconcurrency
-    public func enableTickStatistics(observer: (@Sendable (EventLoopTick) -> Void)? = nil) {
+    public func enableTickStatistics(observer: (@Sendable (LoopTick) -> Void)? = nil) {
         guard simulation == nil else { return }
-        var tickObserver: (@Sendable (LoopTickFigures) -> Void)?
-        if let observer {
-            tickObserver = { tick in
-                observer(
-                    EventLoopTick(itemCount: tick.itemCount, busyTime: tick.busyTime, waitingTime: tick.waitingTime))
-            }
-        }
         monitor.update { settings in
             settings.measuresTicks = true
-            settings.tickObserver = tickObserver
+            settings.tickObserver = observer
         }
     }
 
@@ -45,11 +39,8 @@ extension EventLoop {
     /// Counted while tick statistics (``enableTickStatistics(observer:)``) or stall detection
     /// (``enableStallDetection(threshold:report:)``) is on; zero if neither ever was. Safe from
     /// any thread: a few relaxed atomic loads.
-    public var tickTotals: EventLoopTickTotals {
-        let totals = monitor.totals
-        return EventLoopTickTotals(
-            tickCount: totals.tickCount, itemCount: totals.itemCount, busyTime: totals.busyTime,
-            waitingTime: totals.waitingTime, stallCount: totals.stallCount)
+    public var tickTotals: LoopTickTotals {
+        monitor.totals
     }
 
     /// Turns on stall detection: a piece of loop work that holds the loop for `threshold` or
@@ -84,13 +75,13 @@ extension EventLoop {
     ///   - threshold: How long a piece of work may hold the loop before it is reported; 50 ms by
     ///     default. Must be positive.
     ///   - report: Called with each stall: on the watchdog thread while the work still runs, or on
-    ///     the loop's thread right after it ended (``EventLoopStall/isFinished``). Writes one line
+    ///     the loop's thread right after it ended (`LoopStall.isFinished`). Writes one line
     ///     to standard error by default. It must not wait for the loop (it would wait for the work
     ///     that stalls it, or stall it further).
     @preconcurrency
     public func enableStallDetection(
         threshold: Duration = .milliseconds(50),
-        report: @escaping @Sendable (EventLoopStall) -> Void = EventLoopStall.writeToStandardError
+        report: @escaping @Sendable (LoopStall) -> Void = LoopStall.writeToStandardError
     ) {
         precondition(threshold > .zero, "EventLoop.enableStallDetection(threshold:report:) needs a positive threshold")
         guard simulation == nil else { return }
@@ -98,12 +89,7 @@ extension EventLoop {
         let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
         monitor.update { settings in
             settings.stallThreshold = max(nanoseconds, 1)
-            settings.stallReport = { stall in
-                report(
-                    EventLoopStall(
-                        work: stall.work, duration: stall.duration, isFinished: stall.isFinished,
-                        threshold: stall.threshold))
-            }
+            settings.stallReport = report
         }
     }
 
@@ -124,7 +110,7 @@ extension EventLoop {
 
     /// A loop's monitor, everything off; its watchdog thread is named ``watchdogThreadName``.
     static func makeMonitor() -> LoopMonitor {
-        LoopMonitor(ownerName: "EventLoop") {
+        LoopMonitor(loopKind: "EventLoop", ownerName: "EventLoop") {
             twl_loop_name_current_thread(watchdogThreadName)
             return twl_loop_current_thread_id()
         }

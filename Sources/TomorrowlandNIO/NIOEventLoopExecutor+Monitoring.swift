@@ -1,5 +1,6 @@
 #if NIO
     import NIOCore
+    import Tomorrowland
     internal import TomorrowlandScheduling
 
     extension NIOEventLoopExecutor {
@@ -22,7 +23,7 @@
         /// its symbol, demangled from the binary's symbol table (`closure #1 in
         /// Server.handle(_:)`), when the binary is not stripped, by its binary and offset
         /// otherwise (one given to ``schedule(after:_:)`` by the executor's closure around it,
-        /// see ``NIOLoopStall/work``); a promise callback or timer by its kind and types. Names
+        /// see `LoopStall.work`); a promise callback or timer by its kind and types. Names
         /// are looked up only when a stall is reported.
         ///
         /// Off by default. While off, the executor pays one relaxed atomic load and a predictable
@@ -42,13 +43,13 @@
         ///   - threshold: How long a piece of work may hold the loop before it is reported; 50 ms
         ///     by default. Must be positive.
         ///   - report: Called with each stall: on the watchdog thread while the work still runs,
-        ///     or on the loop's thread right after it ended (``NIOLoopStall/isFinished``). Writes
+        ///     or on the loop's thread right after it ended (`LoopStall.isFinished`). Writes
         ///     one line to standard error by default. It must not wait for the loop (it would wait
         ///     for the work that stalls it, or stall it further).
         @preconcurrency
         public func enableStallDetection(
             threshold: Duration = .milliseconds(50),
-            report: @escaping @Sendable (NIOLoopStall) -> Void = NIOLoopStall.writeToStandardError
+            report: @escaping @Sendable (LoopStall) -> Void = LoopStall.writeToStandardError
         ) {
             precondition(
                 threshold > .zero,
@@ -58,12 +59,7 @@
             let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
             let enabled = monitor.update { settings in
                 settings.stallThreshold = max(nanoseconds, 1)
-                settings.stallReport = { stall in
-                    report(
-                        NIOLoopStall(
-                            work: stall.work, duration: stall.duration, isFinished: stall.isFinished,
-                            threshold: stall.threshold))
-                }
+                settings.stallReport = report
             }
             guard enabled, !watchesShutdown.exchange(true, ordering: .relaxed) else { return }
             do {
@@ -90,15 +86,12 @@
         /// its metrics delegate, the stalls while stall detection
         /// (``enableStallDetection(threshold:report:)``) is on; zero otherwise. Safe from any
         /// thread: a few relaxed atomic loads.
-        public var tickTotals: NIOLoopTickTotals {
-            let totals = monitor.totals
-            return NIOLoopTickTotals(
-                tickCount: totals.tickCount, itemCount: totals.itemCount, busyTime: totals.busyTime,
-                waitingTime: totals.waitingTime, stallCount: totals.stallCount)
+        public var tickTotals: LoopTickTotals {
+            monitor.totals
         }
 
         /// The timers this executor has armed on the loop (`timeout`, `delay`,
-        /// ``schedule(after:_:)``), for the loop's metrics (`NIOLoopMetrics` in
+        /// ``schedule(after:_:)``), for the loop's metrics (`NIOLoopMetricsDelegate` in
         /// TomorrowlandMetrics). NIO's own scheduled tasks are not counted: NIO does not publish
         /// them.
         ///

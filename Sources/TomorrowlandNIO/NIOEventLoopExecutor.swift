@@ -82,7 +82,7 @@
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop
             self.eventLoopID = ObjectIdentifier(eventLoop)
-            let monitor = LoopMonitor(ownerName: "NIOEventLoopExecutor")
+            let monitor = LoopMonitor(loopKind: "NIO loop", ownerName: "NIOEventLoopExecutor")
             self.monitor = monitor
             self.local = NIOLoopLocalQueue(eventLoop: eventLoop, monitor: monitor)
             self.timers = NIOLoopTimers(loop: NIOUnretainedLoop.make(eventLoop), monitor: monitor)

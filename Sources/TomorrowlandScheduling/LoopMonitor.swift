@@ -21,11 +21,11 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
         /// Whether tick statistics are on (totals, and the observer if any).
         package var measuresTicks = false
         /// Called on the loop's thread after each measured tick.
-        package var tickObserver: (@Sendable (LoopTickFigures) -> Void)?
+        package var tickObserver: (@Sendable (LoopTick) -> Void)?
         /// The stall threshold in nanoseconds, nil when stall detection is off.
         package var stallThreshold: UInt64?
         /// Where stalls go.
-        package var stallReport: (@Sendable (LoopStallFigures) -> Void)?
+        package var stallReport: (@Sendable (LoopStall) -> Void)?
 
         /// Nothing on.
         package init() {}
@@ -42,6 +42,8 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
         var isClosed = false
     }
 
+    /// The kind of loop, as its stall reports name it (``LoopStall/loopKind``).
+    private let loopKind: String
     /// Names the loop type in the watchdog's one message (its thread could not start).
     private let ownerName: String
     /// Runs first on the watchdog's thread (to name it); returns its id, if the loop has one.
@@ -79,9 +81,13 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
     @exclusivity(unchecked) private var executorTasks = 0
     @exclusivity(unchecked) private var executorItems = 0
 
-    /// A monitor with everything off. `ownerName` names the loop type in the watchdog's one
-    /// message; `watchdogThreadStart` runs first on the watchdog's thread.
-    package init(ownerName: String, watchdogThreadStart: @escaping @Sendable () -> Int32? = { nil }) {
+    /// A monitor with everything off. `loopKind` names the loop in its stall reports,
+    /// `ownerName` in the watchdog's one message; `watchdogThreadStart` runs first on the
+    /// watchdog's thread.
+    package init(
+        loopKind: String, ownerName: String, watchdogThreadStart: @escaping @Sendable () -> Int32? = { nil }
+    ) {
+        self.loopKind = loopKind
         self.ownerName = ownerName
         self.watchdogThreadStart = watchdogThreadStart
     }
@@ -243,9 +249,9 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
         guard let report = shared.withLock({ $0.settings.stallReport }), publication.claimReport(number: number)
         else { return }
         report(
-            LoopStallFigures(
+            LoopStall(
                 work: identity.name, duration: .nanoseconds(Int64(clamping: duration)), isFinished: isFinished,
-                threshold: .nanoseconds(Int64(clamping: threshold))))
+                threshold: .nanoseconds(Int64(clamping: threshold)), loopKind: loopKind))
     }
 
     // MARK: Ticks (loop's thread)
@@ -286,7 +292,7 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
     package func recordReportedTick(
         loopID: ObjectIdentifier, tasks: Int, busy: UInt64, waiting: UInt64
     )
-        -> LoopTickFigures
+        -> LoopTick
     {
         // The executor's tasks are among NIO's; each counts as the work it ran instead.
         let others = tasks > executorTasks ? tasks - executorTasks : 0
@@ -297,20 +303,20 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
     }
 
     /// Adds a tick to the totals; returns its figures.
-    private func addTick(loopID: ObjectIdentifier, items: Int, busy: UInt64, waiting: UInt64) -> LoopTickFigures {
+    private func addTick(loopID: ObjectIdentifier, items: Int, busy: UInt64, waiting: UInt64) -> LoopTick {
         // One writer: plain load-and-store, no read-modify-write instruction needed.
         tickCount.store(tickCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         itemCount.store(itemCount.load(ordering: .relaxed) &+ UInt64(items), ordering: .relaxed)
         busyNanoseconds.store(busyNanoseconds.load(ordering: .relaxed) &+ busy, ordering: .relaxed)
         waitingNanoseconds.store(waitingNanoseconds.load(ordering: .relaxed) &+ waiting, ordering: .relaxed)
-        return LoopTickFigures(
+        return LoopTick(
             loopID: loopID, itemCount: items, busyTime: .nanoseconds(Int64(clamping: busy)),
             waitingTime: .nanoseconds(Int64(clamping: waiting)))
     }
 
     /// The totals, from any thread.
-    package var totals: LoopTickTotalsFigures {
-        LoopTickTotalsFigures(
+    package var totals: LoopTickTotals {
+        LoopTickTotals(
             tickCount: tickCount.load(ordering: .relaxed),
             itemCount: itemCount.load(ordering: .relaxed),
             busyTime: .nanoseconds(Int64(clamping: busyNanoseconds.load(ordering: .relaxed))),
