@@ -85,22 +85,14 @@ extension EventLoop {
     ) {
         precondition(threshold > .zero, "EventLoop.enableStallDetection(threshold:report:) needs a positive threshold")
         guard simulation == nil else { return }
-        let (seconds, attoseconds) = threshold.components
-        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-        monitor.update { settings in
-            settings.stallThreshold = max(nanoseconds, 1)
-            settings.stallReport = report
-        }
+        monitor.enableStallDetection(threshold: threshold, report: report)
     }
 
     /// Turns stall detection off and stops its watchdog thread, waiting for it to end (unless
     /// called from the report handler on that thread: it then ends when the handler returns).
     /// Safe from any thread.
     public func disableStallDetection() {
-        monitor.update { settings in
-            settings.stallThreshold = nil
-            settings.stallReport = nil
-        }
+        monitor.disableStallDetection()
     }
 
     // MARK: The loop's side

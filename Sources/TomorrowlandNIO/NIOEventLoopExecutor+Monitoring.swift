@@ -55,13 +55,9 @@
                 threshold > .zero,
                 "NIOEventLoopExecutor.enableStallDetection(threshold:report:) needs a positive threshold")
             guard let eventLoop else { return }
-            let (seconds, attoseconds) = threshold.components
-            let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-            let enabled = monitor.update { settings in
-                settings.stallThreshold = max(nanoseconds, 1)
-                settings.stallReport = report
-            }
-            guard enabled, !watchesShutdown.exchange(true, ordering: .relaxed) else { return }
+            guard monitor.enableStallDetection(threshold: threshold, report: report),
+                !watchesShutdown.exchange(true, ordering: .relaxed)
+            else { return }
             do {
                 _ = try eventLoop.scheduleCallback(at: .distantFuture, handler: NIOLoopShutdownWatch(monitor: monitor))
             } catch {
@@ -74,10 +70,7 @@
         /// called from the report handler on that thread: it then ends when the handler returns).
         /// Safe from any thread.
         public func disableStallDetection() {
-            monitor.update { settings in
-                settings.stallThreshold = nil
-                settings.stallReport = nil
-            }
+            monitor.disableStallDetection()
         }
 
         /// The loop's running totals: ticks, work run, time busy and waiting, stalls reported.

@@ -121,6 +121,26 @@ package final class LoopMonitor: StallWatchdogClient, @unchecked Sendable {
         return applied
     }
 
+    /// Turns stall detection on at `threshold` (positive), reporting to `report`, or changes
+    /// both; returns false once the monitor closed.
+    @discardableResult
+    package func enableStallDetection(threshold: Duration, report: @escaping @Sendable (LoopStall) -> Void) -> Bool {
+        let (seconds, attoseconds) = threshold.components
+        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+        return update { settings in
+            settings.stallThreshold = max(nanoseconds, 1)
+            settings.stallReport = report
+        }
+    }
+
+    /// Turns stall detection off, stopping the watchdog.
+    package func disableStallDetection() {
+        update { settings in
+            settings.stallThreshold = nil
+            settings.stallReport = nil
+        }
+    }
+
     /// The loop closed (shutdown, or deinit): stops the watchdog and ignores later settings.
     package func close() {
         let watchdog = shared.withLock { shared -> StallWatchdog? in
