@@ -132,7 +132,7 @@ let package = Package(
             dependencies: [
                 "Tomorrowland", "TomorrowlandLoop", "TomorrowlandNIO",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
-                // NIO loops' figures (`NIOLoopMetrics`), only with both traits.
+                // NIO loops' figures (`NIOLoopMetricsDelegate`), only with both traits.
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
             ]

@@ -131,7 +131,7 @@ public final class KeyValueServer: Sendable {
     /// `loop0:ticks=…,items=…,busy_ms=…,waiting_ms=…,stalls=…`, from the loop's tick totals
     /// (zero while tick statistics are off: the daemon turns them on; a simulated host's loop
     /// measures nothing).
-    static func loopInfoLine(index: Int, totals: EventLoopTickTotals) -> String {
+    static func loopInfoLine(index: Int, totals: LoopTickTotals) -> String {
         "loop\(index):ticks=\(totals.tickCount),items=\(totals.itemCount),"
             + "busy_ms=\(milliseconds(totals.busyTime)),waiting_ms=\(milliseconds(totals.waitingTime)),"
             + "stalls=\(totals.stallCount)\r\n"

@@ -1,3 +1,5 @@
+import CTomorrowlandLoopSupport
+import Tomorrowland
 internal import TomorrowlandScheduling
 
 extension EventLoop {
@@ -15,7 +17,7 @@ extension EventLoop {
     /// - Parameter observer: Called on the loop's thread after each tick, between two ticks: keep
     ///   it short (it delays the next tick), and do not block on the loop from it.
     @preconcurrency
-    public func enableTickStatistics(observer: (@Sendable (EventLoopTick) -> Void)? = nil) {
+    public func enableTickStatistics(observer: (@Sendable (LoopTick) -> Void)? = nil) {
         guard backend.supportsMonitoring else { return }
         monitor.update { settings in
             settings.measuresTicks = true
@@ -37,7 +39,7 @@ extension EventLoop {
     /// Counted while tick statistics (``enableTickStatistics(observer:)``) or stall detection
     /// (``enableStallDetection(threshold:report:)``) is on; zero if neither ever was. Safe from
     /// any thread: a few relaxed atomic loads.
-    public var tickTotals: EventLoopTickTotals {
+    public var tickTotals: LoopTickTotals {
         monitor.totals
     }
 
@@ -73,35 +75,38 @@ extension EventLoop {
     ///   - threshold: How long a piece of work may hold the loop before it is reported; 50 ms by
     ///     default. Must be positive.
     ///   - report: Called with each stall: on the watchdog thread while the work still runs, or on
-    ///     the loop's thread right after it ended (``EventLoopStall/isFinished``). Writes one line
+    ///     the loop's thread right after it ended (`LoopStall.isFinished`). Writes one line
     ///     to standard error by default. It must not wait for the loop (it would wait for the work
     ///     that stalls it, or stall it further).
     @preconcurrency
     public func enableStallDetection(
         threshold: Duration = .milliseconds(50),
-        report: @escaping @Sendable (EventLoopStall) -> Void = EventLoopStall.writeToStandardError
+        report: @escaping @Sendable (LoopStall) -> Void = LoopStall.writeToStandardError
     ) {
         precondition(threshold > .zero, "EventLoop.enableStallDetection(threshold:report:) needs a positive threshold")
         guard backend.supportsMonitoring else { return }
-        let (seconds, attoseconds) = threshold.components
-        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-        monitor.update { settings in
-            settings.stallThreshold = max(nanoseconds, 1)
-            settings.stallReport = report
-        }
+        monitor.enableStallDetection(threshold: threshold, report: report)
     }
 
     /// Turns stall detection off and stops its watchdog thread, waiting for it to end (unless
     /// called from the report handler on that thread: it then ends when the handler returns).
     /// Safe from any thread.
     public func disableStallDetection() {
-        monitor.update { settings in
-            settings.stallThreshold = nil
-            settings.stallReport = nil
-        }
+        monitor.disableStallDetection()
     }
 
     // MARK: The loop's side
+
+    /// The watchdog thread's name, as `/proc/self/task/*/comm` shows it (at most 15 characters).
+    static let watchdogThreadName = "twl-stall-watch"
+
+    /// A loop's monitor, everything off; its watchdog thread is named ``watchdogThreadName``.
+    static func makeMonitor() -> LoopMonitor {
+        LoopMonitor(loopKind: "EventLoop", ownerName: "EventLoop") {
+            twl_loop_name_current_thread(watchdogThreadName)
+            return twl_loop_current_thread_id()
+        }
+    }
 
     /// Adopts changed settings, at the start of a tick (one relaxed load while nothing changed).
     @inline(__always)
@@ -124,6 +129,8 @@ extension EventLoop {
     @inline(never)
     func runMonitoredTick(honouringStop: Bool) -> Bool {
         let monitor = self.monitor
+        // Monitoring is never on for a simulated loop, so the tick's clock is the monitor's
+        // (`CLOCK_MONOTONIC`).
         let start = currentTime()
         core.beginRound(at: start)
         takeInbox()
@@ -134,18 +141,7 @@ extension EventLoop {
         while let work = core.nextInRound() {
             items += 1
             if let threshold {
-                let identity = LoopWorkIdentity(work)
-                let number = monitor.publish(identity, since: itemStart)
-                monitor.isWorkPublished = true
-                perform(work)
-                monitor.isWorkPublished = false
-                let end = currentTime()
-                if end &- itemStart >= threshold, let report = monitor.confined.stallReport {
-                    monitor.reportStall(
-                        number: number, identity: identity, duration: end &- itemStart, threshold: threshold,
-                        isFinished: true, report: report)
-                }
-                itemStart = end
+                itemStart = monitor.runPublished(work, since: itemStart, threshold: threshold) { perform($0) }
             } else {
                 perform(work)
             }
@@ -157,45 +153,18 @@ extension EventLoop {
         }
         let end: UInt64
         if threshold != nil {
-            monitor.publish(.idle, since: 0)
+            monitor.publishIdle()
             end = itemStart
         } else {
             end = currentTime()
         }
-        monitor.recordTick(start: start, end: end, items: items)
+        monitor.recordMeasuredTick(loopID: ObjectIdentifier(self), start: start, end: end, items: items)
         return items > 0
     }
 
-    /// Runs a libevent callback's `body` measured: its time and count go into the next tick's
-    /// figures, and it is published to the watchdog as `identity` while it runs. A callback that
-    /// runs inside a piece of work already published (nested) is part of that work.
+    /// Runs a libevent callback's `body` measured (see `LoopMonitor.runMeasuredCallback(as:_:)`).
     @inline(never)
     func runMonitoredCallback(as identity: LoopWorkIdentity, _ body: () -> Void) {
-        let monitor = self.monitor
-        // The loop's own events (an `eventfd` read, a flag reset) are neither work nor waiting.
-        guard !monitor.isWorkPublished, identity.kind != .loopEvent else {
-            body()
-            return
-        }
-        let start = currentTime()
-        let threshold = monitor.confined.stallThreshold
-        var number: UInt64 = 0
-        if threshold != nil {
-            number = monitor.publish(identity, since: start)
-            monitor.isWorkPublished = true
-        }
-        body()
-        let end = currentTime()
-        if let threshold {
-            monitor.isWorkPublished = false
-            monitor.publish(.idle, since: 0)
-            if end &- start >= threshold, let report = monitor.confined.stallReport {
-                monitor.reportStall(
-                    number: number, identity: identity, duration: end &- start, threshold: threshold, isFinished: true,
-                    report: report)
-            }
-        }
-        monitor.callbackItems += 1
-        monitor.callbackBusy &+= end &- start
+        monitor.runMeasuredCallback(as: identity, body)
     }
 }

@@ -56,7 +56,7 @@ public final class EventLoop: @unchecked Sendable {
     /// What happens to work that reaches the loop after its shutdown.
     let lateWork = LateWorkRefusal(loopKind: "EventLoop")
     /// Tick statistics and stall detection, off until the user turns them on.
-    let monitor = LoopMonitor()
+    let monitor = EventLoop.makeMonitor()
 
     // MARK: Loop-confined state
     //

@@ -1,5 +1,6 @@
 #if Metrics
     import CoreMetrics
+    import Tomorrowland
     import TomorrowlandLoop
 
     extension EventLoop {
@@ -7,9 +8,9 @@
         /// `loop` = `name`, until the returned object is detached or the loop shuts down.
         ///
         /// Turns on the loop's tick statistics and, unless the configuration says otherwise, its
-        /// stall detection at 50 ms; see ``EventLoopMetrics`` for what that costs and
-        /// <doc:LoopMetrics> for each metric. Takes effect at the loop's next tick. Safe from any
-        /// thread.
+        /// stall detection at 50 ms; see ``LoopMetrics`` for what that costs and
+        /// <doc:LoopMetricsReference> for each metric. Takes effect at the loop's next tick. Safe
+        /// from any thread.
         ///
         /// - Parameters:
         ///   - name: The loop's name, the value of the loop dimension (unique among the loops that
@@ -18,14 +19,42 @@
         ///     report to call after the metrics' own.
         ///   - factory: Where the metrics go: the global `MetricsSystem.factory` (the one
         ///     `MetricsSystem.bootstrap(_:)` set) by default; tests pass a factory of their own.
-        /// - Returns: The attached metrics; ``EventLoopMetrics/detach()`` stops them.
+        /// - Returns: The attached metrics; ``LoopMetrics/detach()`` stops them.
         @discardableResult
         public func enableMetrics(
             name: String,
-            configuration: EventLoopMetrics.Configuration = .init(),
+            configuration: LoopMetrics.Configuration = .init(),
             factory: any MetricsFactory = MetricsSystem.factory
-        ) -> EventLoopMetrics {
-            EventLoopMetrics(loop: self, name: name, configuration: configuration, factory: factory)
+        ) -> LoopMetrics {
+            let labels = LoopMetrics.Labels(prefix: configuration.labelPrefix)
+            let dimensions = configuration.dimensions + [(configuration.loopDimension, name)]
+            let instruments = LoopInstruments(
+                labels: labels, dimensions: dimensions, measuresQueuedWork: true, factory: factory)
+            let tickObserver = configuration.tickObserver
+            // Unowned: the loop holds this observer (in its monitor's settings), so a strong
+            // reference would be a cycle while the metrics are attached; the observer only ever
+            // runs on the loop's thread, inside the loop's own tick, so the loop is alive then.
+            enableTickStatistics { [instruments, unowned self] tick in
+                if instruments.isAttached {
+                    let occupancy = self.occupancy
+                    instruments.recordTick(
+                        busyTime: tick.busyTime, waitingTime: tick.waitingTime, itemCount: tick.itemCount,
+                        queuedWork: occupancy.queuedWorkCount, armedTimers: occupancy.armedTimerCount)
+                }
+                tickObserver?(tick)
+            }
+            let ownsStallDetection = configuration.stallThreshold != nil
+            if let threshold = configuration.stallThreshold {
+                let stallReport = configuration.stallReport
+                enableStallDetection(threshold: threshold) { [instruments] stall in
+                    instruments.recordStall()
+                    stallReport?(stall)
+                }
+            }
+            return LoopMetrics(name: name, labels: labels, instruments: instruments) {
+                self.disableTickStatistics()
+                if ownsStallDetection { self.disableStallDetection() }
+            }
         }
     }
 
@@ -40,9 +69,9 @@
         /// - Returns: The attached metrics, one per loop, in the order of `loops`.
         @discardableResult
         public func enableMetrics(
-            configuration: EventLoopMetrics.Configuration = .init(),
+            configuration: LoopMetrics.Configuration = .init(),
             factory: any MetricsFactory = MetricsSystem.factory
-        ) -> [EventLoopMetrics] {
+        ) -> [LoopMetrics] {
             loops.enumerated().map { index, loop in
                 loop.enableMetrics(name: String(index), configuration: configuration, factory: factory)
             }

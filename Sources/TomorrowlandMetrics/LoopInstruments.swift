@@ -2,8 +2,8 @@
     import CoreMetrics
     import Synchronization
 
-    /// The swift-metrics objects of one loop, an `EventLoop` (``EventLoopMetrics``) or a NIO loop
-    /// (`NIOLoopMetrics`): created together under one set of dimensions, recorded after each tick
+    /// The swift-metrics objects of one loop's ``LoopMetrics``, an `EventLoop`'s or a NIO loop's
+    /// (`NIOLoopMetricsDelegate`): created together under one set of dimensions, recorded after each tick
     /// and at each stall, destroyed together when detached.
     ///
     /// - Important: swift-metrics' `Timer`, `Recorder`, `Gauge` and `Counter` are safe from any
@@ -21,7 +21,7 @@
         private let detached = Atomic<Bool>(false)
 
         init(
-            labels: EventLoopMetrics.Labels, dimensions: [(String, String)], measuresQueuedWork: Bool,
+            labels: LoopMetrics.Labels, dimensions: [(String, String)], measuresQueuedWork: Bool,
             factory: any MetricsFactory
         ) {
             tickDuration = CoreMetrics.Timer(

@@ -1,5 +1,7 @@
 #if NIO
     import NIOCore
+    import Tomorrowland
+    internal import TomorrowlandScheduling
 
     extension NIOEventLoopExecutor {
         /// Turns on stall detection for this executor's work: a piece of work that holds the loop
@@ -21,7 +23,7 @@
         /// its symbol, demangled from the binary's symbol table (`closure #1 in
         /// Server.handle(_:)`), when the binary is not stripped, by its binary and offset
         /// otherwise (one given to ``schedule(after:_:)`` by the executor's closure around it,
-        /// see ``NIOLoopStall/work``); a promise callback or timer by its kind and types. Names
+        /// see `LoopStall.work`); a promise callback or timer by its kind and types. Names
         /// are looked up only when a stall is reported.
         ///
         /// Off by default. While off, the executor pays one relaxed atomic load and a predictable
@@ -41,21 +43,27 @@
         ///   - threshold: How long a piece of work may hold the loop before it is reported; 50 ms
         ///     by default. Must be positive.
         ///   - report: Called with each stall: on the watchdog thread while the work still runs,
-        ///     or on the loop's thread right after it ended (``NIOLoopStall/isFinished``). Writes
+        ///     or on the loop's thread right after it ended (`LoopStall.isFinished`). Writes
         ///     one line to standard error by default. It must not wait for the loop (it would wait
         ///     for the work that stalls it, or stall it further).
         @preconcurrency
         public func enableStallDetection(
             threshold: Duration = .milliseconds(50),
-            report: @escaping @Sendable (NIOLoopStall) -> Void = NIOLoopStall.writeToStandardError
+            report: @escaping @Sendable (LoopStall) -> Void = LoopStall.writeToStandardError
         ) {
             precondition(
                 threshold > .zero,
                 "NIOEventLoopExecutor.enableStallDetection(threshold:report:) needs a positive threshold")
             guard let eventLoop else { return }
-            let (seconds, attoseconds) = threshold.components
-            let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-            monitor.enableStallDetection(threshold: max(nanoseconds, 1), report: report, on: eventLoop)
+            guard monitor.enableStallDetection(threshold: threshold, report: report),
+                !watchesShutdown.exchange(true, ordering: .relaxed)
+            else { return }
+            do {
+                _ = try eventLoop.scheduleCallback(at: .distantFuture, handler: NIOLoopShutdownWatch(monitor: monitor))
+            } catch {
+                // The loop shut down already.
+                monitor.close()
+            }
         }
 
         /// Turns stall detection off and stops its watchdog thread, waiting for it to end (unless
@@ -71,12 +79,12 @@
         /// its metrics delegate, the stalls while stall detection
         /// (``enableStallDetection(threshold:report:)``) is on; zero otherwise. Safe from any
         /// thread: a few relaxed atomic loads.
-        public var tickTotals: NIOLoopTickTotals {
+        public var tickTotals: LoopTickTotals {
             monitor.totals
         }
 
         /// The timers this executor has armed on the loop (`timeout`, `delay`,
-        /// ``schedule(after:_:)``), for the loop's metrics (`NIOLoopMetrics` in
+        /// ``schedule(after:_:)``), for the loop's metrics (`NIOLoopMetricsDelegate` in
         /// TomorrowlandMetrics). NIO's own scheduled tasks are not counted: NIO does not publish
         /// them.
         ///
@@ -84,6 +92,38 @@
         ///   state; NIOInvariants: "The loop's thread only").
         package var armedTimerCountOnLoopThread: Int {
             timers.count
+        }
+    }
+
+    /// A NIO callback armed at the distant future on a loop whose executor detects stalls, to
+    /// learn that the loop shut down (a NIO loop tells it no other way): NIO cancels the callback
+    /// then, or drops it if the loop had shut down already, and releases it either way; the
+    /// release closes the monitor, which stops the watchdog.
+    struct NIOLoopShutdownWatch: NIOScheduledCallbackHandler, Sendable {
+        private let token: Token
+
+        init(monitor: LoopMonitor) {
+            token = Token(monitor: monitor)
+        }
+
+        /// Only a test's clock (an `EmbeddedEventLoop` moved to the distant future) gets here;
+        /// the release that follows closes the monitor, as at a shutdown.
+        func handleScheduledCallback(eventLoop: some EventLoop) {}
+
+        /// The loop shuts down; the release that follows closes the monitor.
+        func didCancelScheduledCallback(eventLoop: some EventLoop) {}
+
+        /// Owned by NIO alone, through the callback: released when NIO is done with it.
+        private final class Token: Sendable {
+            let monitor: LoopMonitor
+
+            init(monitor: LoopMonitor) {
+                self.monitor = monitor
+            }
+
+            deinit {
+                monitor.close()
+            }
         }
     }
 #endif

@@ -1,5 +1,6 @@
 #if NIO
     import NIOCore
+    import Synchronization
     import Tomorrowland
     internal import TomorrowlandScheduling
 
@@ -73,12 +74,15 @@
 
         /// Stall detection and tick counting (see `NIOEventLoopExecutor+Monitoring.swift`),
         /// shared with ``local`` and ``timers``, which run the work.
-        let monitor: NIOLoopMonitor
+        let monitor: LoopMonitor
+        /// Whether a callback that tells the loop's shutdown to ``monitor`` is armed (see
+        /// `NIOLoopShutdownWatch`): the first call that turns stall detection on arms it.
+        let watchesShutdown = Atomic<Bool>(false)
 
         init(_ eventLoop: any EventLoop) {
             self.weakEventLoop = eventLoop
             self.eventLoopID = ObjectIdentifier(eventLoop)
-            let monitor = NIOLoopMonitor()
+            let monitor = LoopMonitor(loopKind: "NIO loop", ownerName: "NIOEventLoopExecutor")
             self.monitor = monitor
             self.local = NIOLoopLocalQueue(eventLoop: eventLoop, monitor: monitor)
             self.timers = NIOLoopTimers(loop: NIOUnretainedLoop.make(eventLoop), monitor: monitor)
@@ -151,7 +155,10 @@
         private func executeMonitored(_ work: LoopWork, on eventLoop: any EventLoop) {
             let monitor = self.monitor
             // One NIO task running one piece of work: nothing to count for the tick figures.
-            eventLoop.execute { monitor.run(work, threshold: monitor.stallThreshold.load(ordering: .relaxed)) }
+            eventLoop.execute {
+                monitor.adoptSettingsIfChanged()
+                monitor.run(work, threshold: monitor.confined.stallThreshold) { $0.runWithoutJobs() }
+            }
         }
 
         /// Whether the calling thread is the loop's thread: the loop's `inEventLoop` (`false` once

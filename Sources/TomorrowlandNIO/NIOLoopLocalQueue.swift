@@ -61,7 +61,7 @@
         /// alive.
         private let loop: NIOUnretainedLoop
         /// The executor's stall detection and tick counting: a drain checks it once.
-        private let monitor: NIOLoopMonitor
+        private let monitor: LoopMonitor
 
         /// How drains reach the loop, decided at the first drain (on the loop's thread).
         private enum DrainRoute {
@@ -77,7 +77,7 @@
         /// chain (whose NIO tasks hold no reference to it). Taken when the chain ends.
         private var threadBoundOwner: NIOLoopLocalQueue?
 
-        init(eventLoop: any EventLoop, monitor: NIOLoopMonitor) {
+        init(eventLoop: any EventLoop, monitor: LoopMonitor) {
             self.loop = NIOUnretainedLoop.make(eventLoop)
             self.monitor = monitor
         }
@@ -198,11 +198,12 @@
         private func drainMonitored() -> Int {
             var ran = 0
             let monitor = self.monitor
-            let threshold = monitor.stallThreshold.load(ordering: .relaxed)
+            monitor.adoptSettingsIfChanged()
+            let threshold = monitor.confined.stallThreshold
             ExecutionFlags.running(on: self) {
                 while ran < Self.batchSize, !items.isEmpty {
                     ran += 1
-                    monitor.run(items.removeFirst(), threshold: threshold)
+                    monitor.run(items.removeFirst(), threshold: threshold) { $0.runWithoutJobs() }
                 }
             }
             monitor.countExecutorTask(items: ran)

@@ -1,6 +1,7 @@
 #if NIO
     import NIOCore
     import NIOPosix
+    internal import TomorrowlandScheduling
 
     #if canImport(Glibc)
         import Glibc
@@ -10,7 +11,7 @@
         import Darwin
     #endif
 
-    /// The calling thread's record of the ``NIOLoopMonitor`` of the NIO loop that runs on it, so
+    /// The calling thread's record of the `LoopMonitor` of the NIO loop that runs on it, so
     /// that ``NIOLoopTickStatistics`` finds it at each tick without a lock (a pthread key).
     ///
     /// A `MultiThreadedEventLoopGroup`'s loop keeps its thread for its whole life, so the record
@@ -21,9 +22,9 @@
     enum NIOLoopMonitorBinding {
         private final class Record {
             let eventLoopID: ObjectIdentifier
-            let monitor: NIOLoopMonitor
+            let monitor: LoopMonitor
 
-            init(eventLoopID: ObjectIdentifier, monitor: NIOLoopMonitor) {
+            init(eventLoopID: ObjectIdentifier, monitor: LoopMonitor) {
                 self.eventLoopID = eventLoopID
                 self.monitor = monitor
             }
@@ -41,7 +42,7 @@
         /// The monitor of the loop `eventLoopID`, which runs on the calling thread; recorded, and
         /// its tick counting started, at the first call on this thread. Nil if the calling thread
         /// is not that loop's (not a `MultiThreadedEventLoopGroup`'s loop).
-        static func monitor(forLoop eventLoopID: ObjectIdentifier) -> NIOLoopMonitor? {
+        static func monitor(forLoop eventLoopID: ObjectIdentifier) -> LoopMonitor? {
             if let recorded = pthread_getspecific(key) {
                 let found = Unmanaged<Record>.fromOpaque(recorded)._withUnsafeGuaranteedRef { record in
                     record.eventLoopID == eventLoopID ? record.monitor : nil
@@ -53,12 +54,12 @@
 
         /// The first tick of a loop on this thread: finds its executor and records its monitor.
         @inline(never)
-        private static func record(_ eventLoopID: ObjectIdentifier) -> NIOLoopMonitor? {
+        private static func record(_ eventLoopID: ObjectIdentifier) -> LoopMonitor? {
             guard let eventLoop = MultiThreadedEventLoopGroup.currentEventLoop,
                 ObjectIdentifier(eventLoop) == eventLoopID
             else { return nil }
             let monitor = NIOEventLoopExecutor.shared(for: eventLoop).monitor
-            monitor.startCountingTicks()
+            monitor.startCountingReportedTicks()
             let replaced = pthread_getspecific(key)
             let record = Record(eventLoopID: eventLoopID, monitor: monitor)
             pthread_setspecific(key, Unmanaged.passRetained(record).toOpaque())

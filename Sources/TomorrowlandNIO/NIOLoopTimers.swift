@@ -47,7 +47,7 @@
         /// NIOInvariants: "The unretained loop".
         private let loop: NIOUnretainedLoop
         /// The executor's stall detection and tick counting: a firing checks it once.
-        private let monitor: NIOLoopMonitor
+        private let monitor: LoopMonitor
         // Unchecked exclusivity: every access is a plain read or write, or one short call on the
         // array, that runs no user code, on the loop's thread.
         // NIOInvariants: "The loop's thread only".
@@ -60,7 +60,7 @@
         /// exclusivity check on every timer.
         @exclusivity(unchecked) private var isFiring = false
 
-        init(loop: NIOUnretainedLoop, monitor: NIOLoopMonitor) {
+        init(loop: NIOUnretainedLoop, monitor: LoopMonitor) {
             self.loop = loop
             self.monitor = monitor
         }
@@ -153,10 +153,11 @@
         private func runDueMonitored() -> Int {
             var ran = 0
             let monitor = self.monitor
-            let threshold = monitor.stallThreshold.load(ordering: .relaxed)
+            monitor.adoptSettingsIfChanged()
+            let threshold = monitor.confined.stallThreshold
             while ran < Self.batchSize, let work = core.nextInRound() {
                 ran += 1
-                monitor.run(work, threshold: threshold)
+                monitor.run(work, threshold: threshold) { $0.runWithoutJobs() }
             }
             monitor.countExecutorTask(items: ran)
             return ran

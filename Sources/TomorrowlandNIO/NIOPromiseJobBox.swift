@@ -29,10 +29,11 @@
         }
 
         /// Runs the job through `monitor` (stall detection, tick counting), on the loop's thread.
-        func run(monitoredBy monitor: NIOLoopMonitor) {
+        func run(monitoredBy monitor: LoopMonitor) {
             guard let job = self.job else { return }
             self.job = nil
-            monitor.run(.promiseJob(job), threshold: monitor.stallThreshold.load(ordering: .relaxed))
+            monitor.adoptSettingsIfChanged()
+            monitor.run(.promiseJob(job), threshold: monitor.confined.stallThreshold) { $0.runWithoutJobs() }
         }
 
         deinit {

@@ -77,6 +77,19 @@ extension LoopWork {
 }
 
 extension LoopWork {
+    /// Runs the item on the calling thread, the loop's, for a loop that queues no Swift
+    /// Concurrency jobs (the NIO executor): a job here is a bug.
+    package consuming func runWithoutJobs() {
+        switch consume self {
+        case .closure(let body): body()
+        case .promiseJob(let job): job.run()
+        case .promiseTimer(let timer): timer.timerFired()
+        case .job: preconditionFailure("NIOEventLoopExecutor runs no Swift Concurrency jobs")
+        }
+    }
+}
+
+extension LoopWork {
     /// Releases a timer that its loop removed and will never run (shutdown): a promise timer is
     /// told (``PromiseTimerJob/timerReleased()``), so that the promise waiting on it ends
     /// cancelled; other work is simply released. Call outside every lock, on the releasing thread.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import Tomorrowland
 import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
@@ -32,7 +33,7 @@ struct EventLoopStallDetectionTests {
     @Test func aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns() {
         let closureName = "aCallbackThatBlocksTheLoopFor200msIsReportedNamedWhileItStillRuns"
         let running = RunningLoop()
-        let stalls = Recorder<EventLoopStall>()
+        let stalls = Recorder<LoopStall>()
         let callbackReturned = Atomic<Bool>(false)
         let reportedBeforeReturn = Recorder<(work: String, beforeReturn: Bool)>()
         let reported = DispatchSemaphore(value: 0)
@@ -70,6 +71,9 @@ struct EventLoopStallDetectionTests {
         #expect(stall?.isFinished == false)
         #expect((stall?.duration ?? .zero) >= .milliseconds(50))
         #expect(stall?.threshold == .milliseconds(50))
+        #expect(stall?.loopKind == "EventLoop")
+        #expect(stall?.description.hasPrefix("EventLoop stall: closure") == true, "\(String(describing: stall))")
+        #expect(stall?.description.hasSuffix("(threshold 50.0 ms), still running") == true)
         // Named by its symbol: the closure literal inside this test.
         #expect(stall?.work.hasPrefix("closure") == true)
         #expect(running.loop.tickTotals.stallCount == UInt64(stalls.count))
@@ -77,7 +81,7 @@ struct EventLoopStallDetectionTests {
 
     @Test func aCallbackOf10msIsNotReportedWithThe50msThreshold() {
         let running = RunningLoop()
-        let stalls = Recorder<EventLoopStall>()
+        let stalls = Recorder<LoopStall>()
         running.loop.enableStallDetection { stalls.record($0) }
         let done = DispatchSemaphore(value: 0)
         // How long the 10 ms item held the loop, at most: from the end of the item before it to
@@ -112,7 +116,7 @@ struct EventLoopStallDetectionTests {
 
     @Test func disablingStallDetectionStopsReportsAndItsWatchdogThread() throws {
         let running = RunningLoop()
-        let stalls = Recorder<EventLoopStall>()
+        let stalls = Recorder<LoopStall>()
         running.loop.enableStallDetection { stalls.record($0) }
         let threadID = try #require(watchdogThreadID(of: running.loop))
         #expect(threadExists(threadID))
@@ -140,12 +144,12 @@ struct EventLoopStallDetectionTests {
         #expect(waitUntil { !threadExists(threadID) })
         // After shutdown, turning it on again starts nothing.
         running.loop.enableStallDetection { _ in }
-        #expect(running.loop.monitor.shared.withLock { $0.watchdog } == nil)
+        #expect(running.loop.monitor.watchdogForTests == nil)
     }
 
     @Test func aWatcherHandlerThatBlocksTheLoopIsNamedByTheUsersHandler() throws {
         let running = RunningLoop()
-        let stalls = Recorder<EventLoopStall>()
+        let stalls = Recorder<LoopStall>()
         running.loop.enableStallDetection(threshold: .milliseconds(50)) { stalls.record($0) }
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
@@ -178,8 +182,8 @@ struct EventLoopStallDetectionTests {
         let loop = EventLoop()
         loop.execute { usleep(60_000) }
         loop.runUntilIdle()
-        #expect(loop.monitor.shared.withLock { $0.watchdog } == nil)
-        let zero = EventLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
+        #expect(loop.monitor.watchdogForTests == nil)
+        let zero = LoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
         #expect(loop.tickTotals == zero)
         loop.shutdown()
     }
@@ -188,7 +192,7 @@ struct EventLoopStallDetectionTests {
         // Run by `runUntilIdle()` on this thread, the work's stall is reported by whichever
         // looks first; the report comes once either way, and names the closure.
         let loop = EventLoop()
-        let stalls = Recorder<EventLoopStall>()
+        let stalls = Recorder<LoopStall>()
         loop.enableStallDetection(threshold: .milliseconds(20)) { stalls.record($0) }
         loop.execute { usleep(100_000) }
         loop.runUntilIdle()
@@ -202,7 +206,7 @@ struct EventLoopStallDetectionTests {
     private func watchdogThreadID(of loop: EventLoop) -> Int32? {
         var threadID: Int32?
         _ = waitUntil {
-            threadID = loop.monitor.shared.withLock { $0.watchdog }?.threadID
+            threadID = loop.monitor.watchdogForTests?.threadID
             return threadID != nil
         }
         return threadID

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tomorrowland
 import TomorrowlandTestSupport
 
 @testable import TomorrowlandLoop
@@ -8,7 +9,7 @@ import TomorrowlandTestSupport
 struct EventLoopTickStatisticsTests {
     @Test func eachTickReportsTheWorkItRanAndTheTotalsAddUp() {
         let loop = EventLoop()
-        let ticks = Recorder<EventLoopTick>()
+        let ticks = Recorder<LoopTick>()
         loop.enableTickStatistics { ticks.record($0) }
         for _ in 0..<3 { loop.execute {} }
         loop.runUntilIdle()
@@ -23,7 +24,7 @@ struct EventLoopTickStatisticsTests {
 
     @Test func busyTimeCoversTheWorkAndWaitingTimeTheIdleGap() {
         let loop = EventLoop()
-        let ticks = Recorder<EventLoopTick>()
+        let ticks = Recorder<LoopTick>()
         // On before the loop runs: settings take effect at the next tick, so work submitted right
         // after enabling them on a running loop may run in an unmeasured tick.
         loop.enableTickStatistics { ticks.record($0) }
@@ -61,7 +62,7 @@ struct EventLoopTickStatisticsTests {
 
     @Test func disablingStopsTheObserverAndKeepsTheTotals() {
         let loop = EventLoop()
-        let ticks = Recorder<EventLoopTick>()
+        let ticks = Recorder<LoopTick>()
         loop.enableTickStatistics { ticks.record($0) }
         loop.execute {}
         loop.runUntilIdle()

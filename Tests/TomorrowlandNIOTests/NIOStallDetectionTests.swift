@@ -16,13 +16,13 @@
     struct NIOStallDetectionTests {
         /// What a test's report handler saw.
         private final class Reports: Sendable {
-            let stalls = Recorder<NIOLoopStall>()
+            let stalls = Recorder<LoopStall>()
             /// Whether the stalled work had returned when each report came.
             let reportedBeforeReturn = Recorder<Bool>()
             let workReturned = Atomic<Bool>(false)
             private let reported = DispatchSemaphore(value: 0)
 
-            func record(_ stall: NIOLoopStall) {
+            func record(_ stall: LoopStall) {
                 reportedBeforeReturn.record(!workReturned.load(ordering: .acquiring))
                 stalls.record(stall)
                 reported.signal()
@@ -47,13 +47,18 @@
 
             /// Checks one report, made by the watchdog while the work still ran, with the 50 ms
             /// threshold.
-            func expectOneReportWhileRunning(sourceLocation: SourceLocation = #_sourceLocation) -> NIOLoopStall? {
+            func expectOneReportWhileRunning(sourceLocation: SourceLocation = #_sourceLocation) -> LoopStall? {
                 #expect(stalls.count == 1, sourceLocation: sourceLocation)
                 #expect(reportedBeforeReturn.values == [true], sourceLocation: sourceLocation)
                 let stall = stalls.values.first
                 #expect(stall?.isFinished == false, sourceLocation: sourceLocation)
                 #expect((stall?.duration ?? .zero) >= .milliseconds(50), sourceLocation: sourceLocation)
                 #expect(stall?.threshold == .milliseconds(50), sourceLocation: sourceLocation)
+                #expect(stall?.loopKind == "NIO loop", sourceLocation: sourceLocation)
+                #expect(stall?.description.hasPrefix("NIO loop stall: ") == true, sourceLocation: sourceLocation)
+                #expect(
+                    stall?.description.hasSuffix("(threshold 50.0 ms), still running") == true,
+                    sourceLocation: sourceLocation)
                 return stall
             }
         }
@@ -125,7 +130,7 @@
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let loop = group.next()
             let executor = NIOEventLoopExecutor.shared(for: loop)
-            let stalls = Recorder<NIOLoopStall>()
+            let stalls = Recorder<LoopStall>()
             executor.enableStallDetection { stalls.record($0) }
             // How long the callback's job held the loop, at most: from the callback's start to
             // the start of a NIO task it queues, so that the executor's bookkeeping after the
@@ -165,10 +170,10 @@
             #expect(!executor.monitor.isActiveForTests)
             executor.enableStallDetection { _ in }
             #expect(executor.monitor.isActiveForTests)
-            #expect(executor.monitor.shared.withLock { $0.watchdog } != nil)
+            #expect(executor.monitor.watchdogForTests != nil)
             executor.disableStallDetection()
             #expect(!executor.monitor.isActiveForTests)
-            #expect(executor.monitor.shared.withLock { $0.watchdog } == nil)
+            #expect(executor.monitor.watchdogForTests == nil)
             try await group.shutdownGracefully()
         }
 
@@ -176,14 +181,14 @@
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let executor = NIOEventLoopExecutor.shared(for: group.next())
             executor.enableStallDetection { _ in }
-            #expect(executor.monitor.shared.withLock { $0.watchdog } != nil)
+            #expect(executor.monitor.watchdogForTests != nil)
             try await group.shutdownGracefully()
             // NIO cancels the callback armed at the distant future when the loop shuts down, and
             // releases it: the release closes the monitor.
-            #expect(await eventually { executor.monitor.shared.withLock { $0.watchdog == nil && $0.isClosed } })
+            #expect(await eventually { executor.monitor.watchdogForTests == nil && executor.monitor.isClosedForTests })
             // Turning it on again does nothing once the loop shut down.
             executor.enableStallDetection { _ in }
-            #expect(executor.monitor.shared.withLock { $0.watchdog } == nil)
+            #expect(executor.monitor.watchdogForTests == nil)
         }
     }
 #endif

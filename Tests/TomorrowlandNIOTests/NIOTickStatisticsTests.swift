@@ -21,12 +21,12 @@
         }
 
         /// The items of the ticks recorded after the first `skipping`.
-        private static func items(of ticks: Recorder<NIOLoopTick>, skipping: Int) -> Int {
+        private static func items(of ticks: Recorder<LoopTick>, skipping: Int) -> Int {
             ticks.values.dropFirst(skipping).reduce(0) { $0 + $1.itemCount }
         }
 
         @Test func eachTickCountsTheExecutorsWorkPieceByPiece() throws {
-            let ticks = Recorder<NIOLoopTick>()
+            let ticks = Recorder<LoopTick>()
             let forwarded = CountingDelegate()
             let statistics = NIOLoopTickStatistics(observer: { ticks.record($0) }, forwardingTo: forwarded)
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: statistics)
@@ -69,7 +69,7 @@
             #expect(totals.itemCount - totalsBefore.itemCount == 151)
             #expect(totals.tickCount - totalsBefore.tickCount >= UInt64(after.count))
             #expect(totals.busyTime >= after.reduce(.zero) { $0 + $1.busyTime })
-            #expect(after.allSatisfy { $0.eventLoopID == ObjectIdentifier(loop) })
+            #expect(after.allSatisfy { $0.loopID == ObjectIdentifier(loop) })
             #expect(after.contains { $0.busyTime > .zero })
             #expect(totals.stallCount == 0)
             #expect(forwarded.ticks.load(ordering: .relaxed) >= ticks.count)
@@ -80,7 +80,7 @@
         // report in 1 run of 7 (the task allocator reuses the continuation's memory, and the
         // sanitizer does not see the runtime's hand-over), so these tests only block and poll.
         @Test func promiseCallbacksOnTheLoopAreCountedOneByOne() throws {
-            let ticks = Recorder<NIOLoopTick>()
+            let ticks = Recorder<LoopTick>()
             let group = MultiThreadedEventLoopGroup(
                 numberOfThreads: 1, metricsDelegate: NIOLoopTickStatistics { ticks.record($0) })
             defer { try? group.syncShutdownGracefully() }
@@ -123,7 +123,7 @@
             for _ in 0..<10 { try loop.submit {}.wait() }
             #expect(
                 executor.tickTotals
-                    == NIOLoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
+                    == LoopTickTotals(tickCount: 0, itemCount: 0, busyTime: .zero, waitingTime: .zero, stallCount: 0)
             )
             #expect(!executor.monitor.isActiveForTests)
         }

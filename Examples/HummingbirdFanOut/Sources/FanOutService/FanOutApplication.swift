@@ -100,7 +100,7 @@ public struct FanOutApplication: Sendable {
     ///   - configuration: Where to listen, and Hummingbird's other settings.
     ///   - eventLoopGroup: The loops the server's connections and their promises run on: NIO's
     ///     shared `MultiThreadedEventLoopGroup.singleton` by default; the program passes a group
-    ///     of its own whose metrics delegate reports each loop's figures (`NIOLoopMetrics`).
+    ///     of its own whose metrics delegate reports each loop's figures (`NIOLoopMetricsDelegate`).
     ///   - onServerRunning: Called once the server listens, with its channel (whose
     ///     `localAddress` has the port when `configuration` asked for port 0).
     public func makeApplication(

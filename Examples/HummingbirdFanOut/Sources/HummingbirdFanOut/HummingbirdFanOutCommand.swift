@@ -51,7 +51,7 @@ struct HummingbirdFanOutCommand {
         // dimension `loop` (the loop's thread name). Made after the bootstrap: the metrics take
         // the global factory when they are made.
         let loops = MultiThreadedEventLoopGroup(
-            numberOfThreads: System.coreCount, metricsDelegate: NIOLoopMetrics())
+            numberOfThreads: System.coreCount, metricsDelegate: NIOLoopMetricsDelegate())
         let application = FanOutApplication(logger: logger, metricsRegistry: registry).makeApplication(
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "hummingbird-fanout"),

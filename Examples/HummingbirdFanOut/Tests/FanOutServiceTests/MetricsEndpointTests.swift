@@ -126,7 +126,7 @@ import TomorrowlandMetrics
         // each loop's figures to the registry `GET /metrics` exports. One loop, so that every
         // connection and every promise of the test runs on it.
         let registry = PrometheusCollectorRegistry()
-        let loopMetrics = NIOLoopMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let loopMetrics = NIOLoopMetricsDelegate(factory: PrometheusMetricsFactory(registry: registry))
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: loopMetrics)
         try await RunningFanOutServer.with(metricsRegistry: registry, eventLoopGroup: loops) { server in
             #expect(try await Curl.get(server.url("/quote?inventory_ms=1&pricing_ms=1&timeout_ms=20000")).status == 200)

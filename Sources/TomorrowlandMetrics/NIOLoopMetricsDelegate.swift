@@ -12,23 +12,24 @@
     /// Per-loop figures of the loops of a SwiftNIO `MultiThreadedEventLoopGroup` reported through
     /// swift-metrics: how long each tick ran tasks and waited, how many pieces of work it ran, the
     /// timers its `NIOEventLoopExecutor` had armed when it ended, and the
-    /// stalls. The metrics of ``EventLoopMetrics`` but the queued work, labelled
-    /// `tomorrowland_nio_loop_…` by default.
+    /// stalls. One ``LoopMetrics`` per loop (``metrics``): an `EventLoop`'s metrics but the queued
+    /// work, labelled `tomorrowland_nio_loop_…` by default (``LoopMetrics/Configuration/nio``).
     ///
     /// Give it to the group as its metrics delegate (a group takes one, when it is made):
     ///
     /// ```swift
     /// MetricsSystem.bootstrap(myBackendFactory)  // first: the metrics take the factory now
-    /// let metrics = NIOLoopMetrics()
+    /// let metrics = NIOLoopMetricsDelegate()
     /// let group = MultiThreadedEventLoopGroup(numberOfThreads: 4, metricsDelegate: metrics)
     /// ```
     ///
     /// Each loop's metrics are made at its first tick, on its thread, under the dimension
-    /// ``Configuration/loopDimension`` (`loop`) valued with the loop's name: its thread's name by
-    /// default (NIO names them `NIO-ELT-<group>-#<loop>`), or what
-    /// ``Configuration/loopName`` returns. That first tick also turns on the stall detection of
-    /// the loop's executor (`NIOEventLoopExecutor.enableStallDetection(threshold:report:)`)
-    /// at ``Configuration/stallThreshold``, 50 ms by default, replacing any report set on it before.
+    /// ``LoopMetrics/Configuration/loopDimension`` (`loop`) valued with the loop's name: its
+    /// thread's name by default (NIO names them `NIO-ELT-<group>-#<loop>`), or what the
+    /// initializer's `loopName` returns. That first tick also turns on the stall detection of the
+    /// loop's executor (`NIOEventLoopExecutor.enableStallDetection(threshold:report:)`) at
+    /// ``LoopMetrics/Configuration/stallThreshold``, 50 ms by default, replacing any report set
+    /// on it before.
     ///
     /// What it measures and what it does not:
     /// - The tick figures are `NIOLoopTickStatistics`'s: NIO's own, with the
@@ -43,11 +44,11 @@
     ///
     /// Costs: NIOLoopTickStatistics's (NIO reads the clock twice per tick once a delegate is set),
     /// then, on the loop's thread after each tick, one lock acquisition to find the loop's
-    /// metrics, and the recordings of ``EventLoopMetrics`` but one gauge: two timers, one recorder,
-    /// one gauge. Stall detection costs what the executor's documentation says.
-    public final class NIOLoopMetrics: NIOEventLoopMetricsDelegate {
+    /// metrics, and the recordings of an `EventLoop`'s metrics but one gauge: two timers, one
+    /// recorder, one gauge. Stall detection costs what the executor's documentation says.
+    public final class NIOLoopMetricsDelegate: NIOEventLoopMetricsDelegate {
         /// The label of each metric, as created for every loop.
-        public let labels: EventLoopMetrics.Labels
+        public let labels: LoopMetrics.Labels
 
         private let registry: NIOLoopMetricsRegistry
         private let statistics: NIOLoopTickStatistics
@@ -56,19 +57,25 @@
         /// ticks.
         ///
         /// - Parameters:
-        ///   - configuration: Labels, extra dimensions, the loops' names, the stall threshold, and
-        ///     the observer and report to call after the metrics' own.
+        ///   - configuration: Labels, extra dimensions, the stall threshold, and the observer and
+        ///     report to call after the metrics' own; ``LoopMetrics/Configuration/nio`` by default.
+        ///   - loopName: Names a loop, called once per loop, on its thread, at its first tick; nil
+        ///     by default: a loop is named by its thread's name (`NIO-ELT-0-#1`). Names must be
+        ///     unique among the loops that report to one backend, or their series mix.
         ///   - factory: Where the metrics go: the global `MetricsSystem.factory` when this is
         ///     made (bootstrap first) by default; tests pass a factory of their own.
         ///   - next: A metrics delegate of your own, called with NIO's figures after this one
         ///     (a group takes one delegate).
+        @preconcurrency
         public init(
-            configuration: Configuration = .init(),
+            configuration: LoopMetrics.Configuration = .nio,
+            loopName: (@Sendable (any EventLoop) -> String)? = nil,
             factory: any MetricsFactory = MetricsSystem.factory,
             forwardingTo next: (any NIOEventLoopMetricsDelegate)? = nil
         ) {
-            labels = EventLoopMetrics.Labels(prefix: configuration.labelPrefix)
-            let registry = NIOLoopMetricsRegistry(labels: labels, configuration: configuration, factory: factory)
+            labels = LoopMetrics.Labels(prefix: configuration.labelPrefix)
+            let registry = NIOLoopMetricsRegistry(
+                labels: labels, configuration: configuration, loopName: loopName, factory: factory)
             self.registry = registry
             let tickObserver = configuration.tickObserver
             statistics = NIOLoopTickStatistics(
@@ -84,19 +91,25 @@
             statistics.processedTick(info: info)
         }
 
+        /// The metrics of the loops measured so far, one per loop, in the order of their first
+        /// tick.
+        public var metrics: [LoopMetrics] {
+            registry.metrics
+        }
+
         /// The names of the loops measured so far (the values of their loop dimension), in the
         /// order of their first tick.
         public var loopNames: [String] {
-            registry.loopNames
+            metrics.map(\.name)
         }
 
-        /// Stops recording: turns off the stall detection these metrics turned on (when
-        /// ``Configuration/stallThreshold`` is not nil), and destroys every loop's metrics (the
-        /// backend may drop their series). Safe from any thread; calling it again does nothing.
+        /// Stops recording: detaches every loop's metrics (``LoopMetrics/detach()``: turns off the
+        /// stall detection they turned on, and destroys them) and makes none for later loops. Safe
+        /// from any thread; calling it again does nothing.
         ///
         /// NIO keeps calling the delegate until its group shuts down: later ticks record nothing
-        /// (they still reach ``Configuration/tickObserver`` and the forwarded delegate) and make
-        /// no metrics.
+        /// (they still reach ``LoopMetrics/Configuration/tickObserver`` and the forwarded
+        /// delegate) and make no metrics.
         public func detach() {
             registry.detach()
         }
@@ -107,34 +120,39 @@
         }
     }
 
-    /// The loops of one ``NIOLoopMetrics``: each loop's instruments and executor, made at its
+    /// The loops of one ``NIOLoopMetricsDelegate``: each loop's metrics and executor, made at its
     /// first tick.
     final class NIOLoopMetricsRegistry: Sendable {
         private struct Entry {
-            let instruments: LoopInstruments
+            let metrics: LoopMetrics
             let executor: NIOEventLoopExecutor
         }
 
         private struct State {
             var entries: [ObjectIdentifier: Entry] = [:]
-            var names: [String] = []
+            /// The metrics in the order of their loops' first tick.
+            var ordered: [LoopMetrics] = []
             var isDetached = false
         }
 
-        private let labels: EventLoopMetrics.Labels
-        private let configuration: NIOLoopMetrics.Configuration
+        private let labels: LoopMetrics.Labels
+        private let configuration: LoopMetrics.Configuration
+        private let loopName: (@Sendable (any EventLoop) -> String)?
         private let factory: any MetricsFactory
         private let state = LockedValue(State())
 
-        init(labels: EventLoopMetrics.Labels, configuration: NIOLoopMetrics.Configuration, factory: any MetricsFactory)
-        {
+        init(
+            labels: LoopMetrics.Labels, configuration: LoopMetrics.Configuration,
+            loopName: (@Sendable (any EventLoop) -> String)?, factory: any MetricsFactory
+        ) {
             self.labels = labels
             self.configuration = configuration
+            self.loopName = loopName
             self.factory = factory
         }
 
-        var loopNames: [String] {
-            state.withLock { $0.names }
+        var metrics: [LoopMetrics] {
+            state.withLock { $0.ordered }
         }
 
         var isDetached: Bool {
@@ -142,7 +160,7 @@
         }
 
         /// On the loop's thread, after a tick.
-        func record(_ tick: NIOLoopTick) {
+        func record(_ tick: LoopTick) {
             enum Lookup {
                 case detached
                 case found(Entry)
@@ -150,19 +168,20 @@
             }
             let lookup = state.withLock { state -> Lookup in
                 if state.isDetached { return .detached }
-                return state.entries[tick.eventLoopID].map(Lookup.found) ?? .firstTick
+                return state.entries[tick.loopID].map(Lookup.found) ?? .firstTick
             }
             let entry: Entry
             switch lookup {
             case .detached: return
             case .found(let existing): entry = existing
             case .firstTick:
-                guard let made = makeEntry(for: tick.eventLoopID) else { return }
+                guard let made = makeEntry(for: tick.loopID) else { return }
                 entry = made
             }
-            guard entry.instruments.isAttached else { return }
+            let instruments = entry.metrics.instruments
+            guard instruments.isAttached else { return }
             // The executor's timers are the loop thread's state, and this is the loop's thread.
-            entry.instruments.recordTick(
+            instruments.recordTick(
                 busyTime: tick.busyTime, waitingTime: tick.waitingTime, itemCount: tick.itemCount,
                 queuedWork: nil, armedTimers: entry.executor.armedTimerCountOnLoopThread)
         }
@@ -175,16 +194,20 @@
         private func makeEntry(for eventLoopID: ObjectIdentifier) -> Entry? {
             guard let loop = MultiThreadedEventLoopGroup.currentEventLoop, ObjectIdentifier(loop) == eventLoopID
             else { return nil }
-            let name = configuration.loopName?(loop) ?? Self.currentThreadName() ?? "\(eventLoopID)"
+            let name = loopName?(loop) ?? Self.currentThreadName() ?? "\(eventLoopID)"
             let dimensions = configuration.dimensions + [(configuration.loopDimension, name)]
             let instruments = LoopInstruments(
                 labels: labels, dimensions: dimensions, measuresQueuedWork: false, factory: factory)
             let executor = NIOEventLoopExecutor.shared(for: loop)
-            let entry = Entry(instruments: instruments, executor: executor)
+            let ownsStallDetection = configuration.stallThreshold != nil
+            let metrics = LoopMetrics(name: name, labels: labels, instruments: instruments) {
+                if ownsStallDetection { executor.disableStallDetection() }
+            }
+            let entry = Entry(metrics: metrics, executor: executor)
             let inserted = state.withLock { state -> Bool in
                 guard !state.isDetached else { return false }
                 state.entries[eventLoopID] = entry
-                state.names.append(name)
+                state.ordered.append(metrics)
                 return true
             }
             guard inserted else {
@@ -199,21 +222,18 @@
                 }
                 // A detach between the insertion and here found no stall detection to turn off:
                 // turn it off now, so that it never outlives the metrics.
-                if isDetached { executor.disableStallDetection() }
+                if metrics.isDetached { executor.disableStallDetection() }
             }
             return entry
         }
 
         func detach() {
-            let entries = state.withLock { state -> [Entry] in
+            let detached = state.withLock { state -> [LoopMetrics] in
                 guard !state.isDetached else { return [] }
                 state.isDetached = true
-                return Array(state.entries.values)
+                return state.ordered
             }
-            for entry in entries where entry.instruments.markDetached() {
-                if configuration.stallThreshold != nil { entry.executor.disableStallDetection() }
-                entry.instruments.destroy()
-            }
+            for metrics in detached { metrics.detach() }
         }
 
         /// The calling thread's name, read from `/proc/thread-self/comm` (glibc's

@@ -11,8 +11,8 @@
     /// Known work on a real `EventLoop`, each metric read back from MetricsTestKit's `TestMetrics`
     /// (passed as the factory: `MetricsSystem.bootstrap` is once per process).
     @Suite("EventLoop metrics")
-    struct EventLoopMetricsTests {
-        private let labels = EventLoopMetrics.Labels(prefix: "tomorrowland_loop")
+    struct LoopMetricsTests {
+        private let labels = LoopMetrics.Labels(prefix: "tomorrowland_loop")
         private let main = [("loop", "main")]
 
         @Test func itemsPerTickSumToTheWorkRunAndEachTickRecordsItsDurations() throws {
@@ -103,8 +103,8 @@
         @Test func aBlockingCallbackPastTheThresholdCountsOneStallAndReachesTheChainedReport() throws {
             let loop = EventLoop()
             let metrics = TestMetrics()
-            let reported = Recorder<EventLoopStall>()
-            var configuration = EventLoopMetrics.Configuration()
+            let reported = Recorder<LoopStall>()
+            var configuration = LoopMetrics.Configuration()
             // Far above the preemptions of a loaded machine, which would rightly count as more
             // stalls: only the blocking callback may pass it.
             configuration.stallThreshold = .milliseconds(200)
@@ -124,8 +124,8 @@
         @Test func aChainedTickObserverSeesEveryTickAfterTheMetrics() throws {
             let loop = EventLoop()
             let metrics = TestMetrics()
-            let ticks = Recorder<EventLoopTick>()
-            var configuration = EventLoopMetrics.Configuration()
+            let ticks = Recorder<LoopTick>()
+            var configuration = LoopMetrics.Configuration()
             configuration.tickObserver = { ticks.record($0) }
             loop.enableMetrics(name: "main", configuration: configuration, factory: metrics)
             for _ in 0..<3 { loop.execute {} }
@@ -138,7 +138,7 @@
         @Test func dimensionsAndLabelsFollowTheConfiguration() throws {
             let loop = EventLoop()
             let metrics = TestMetrics()
-            var configuration = EventLoopMetrics.Configuration()
+            var configuration = LoopMetrics.Configuration()
             configuration.labelPrefix = "kv_loop"
             configuration.loopDimension = "thread"
             configuration.dimensions = [("service", "kv")]
@@ -154,7 +154,7 @@
         @Test func detachingStopsRecordingDestroysTheMetricsAndKeepsTheTotals() throws {
             let loop = EventLoop()
             let metrics = TestMetrics()
-            var configuration = EventLoopMetrics.Configuration()
+            var configuration = LoopMetrics.Configuration()
             configuration.stallThreshold = .milliseconds(10)
             let attached = loop.enableMetrics(name: "main", configuration: configuration, factory: metrics)
             loop.execute {}

@@ -12,10 +12,10 @@
     import TomorrowlandTestSupport
 
     /// Known work on a real `MultiThreadedEventLoopGroup` whose metrics delegate is a
-    /// `NIOLoopMetrics`, each metric read back from MetricsTestKit's `TestMetrics`.
+    /// `NIOLoopMetricsDelegate`, each metric read back from MetricsTestKit's `TestMetrics`.
     @Suite("NIO loop metrics")
-    struct NIOLoopMetricsTests {
-        private let labels = EventLoopMetrics.Labels(prefix: "tomorrowland_nio_loop")
+    struct NIOLoopMetricsDelegateTests {
+        private let labels = LoopMetrics.Labels(prefix: "tomorrowland_nio_loop")
 
         /// A metrics delegate of a test's own, to check forwarding.
         private final class CountingDelegate: NIOEventLoopMetricsDelegate {
@@ -29,8 +29,9 @@
         /// Runs a task on `loop` and waits until the tick that ran it was recorded: the loop's
         /// metrics exist after it, its stall detection is on, and what the test runs next is
         /// recorded after the values there are now.
-        private static func warmUp(_ loop: any EventLoop, _ metrics: NIOLoopMetrics, _ testMetrics: TestMetrics) -> Bool
-        {
+        private static func warmUp(
+            _ loop: any EventLoop, _ metrics: NIOLoopMetricsDelegate, _ testMetrics: TestMetrics
+        ) -> Bool {
             let ran = DispatchSemaphore(value: 0)
             loop.execute { ran.signal() }
             ran.wait()
@@ -45,7 +46,7 @@
         @Test func eachTickRecordsItsFiguresUnderTheLoopsThreadNameWithPromiseCallbacksCountedOneByOne() throws {
             let testMetrics = TestMetrics()
             let forwarded = CountingDelegate()
-            let metrics = NIOLoopMetrics(factory: testMetrics, forwardingTo: forwarded)
+            let metrics = NIOLoopMetricsDelegate(factory: testMetrics, forwardingTo: forwarded)
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: metrics)
             defer { try? group.syncShutdownGracefully() }
             let loop = group.next()
@@ -54,6 +55,9 @@
             // NIO names its threads `NIO-ELT-<group>-#<index>`.
             let name = try #require(metrics.loopNames.first)
             #expect(metrics.loopNames == [name])
+            // One LoopMetrics per loop, named and labelled as the delegate's.
+            #expect(metrics.metrics.map(\.name) == [name])
+            #expect(metrics.metrics.first?.labels == metrics.labels)
             #expect(name.hasPrefix("NIO-ELT-") && name.contains("-#"), "\(name)")
             let dimensions = [("loop", name)]
             let items = try testMetrics.expectRecorder(labels.tickItems, dimensions)
@@ -87,7 +91,7 @@
 
         @Test func armedTimersCountTheExecutorsTimersUntilCancelled() throws {
             let testMetrics = TestMetrics()
-            let metrics = NIOLoopMetrics(factory: testMetrics)
+            let metrics = NIOLoopMetricsDelegate(factory: testMetrics)
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: metrics)
             defer { try? group.syncShutdownGracefully() }
             let loop = group.next()
@@ -118,24 +122,24 @@
         /// preemptions of a loaded machine, so that only the tests' own blocking work stalls.
         private struct StallWatchedLoop {
             let testMetrics = TestMetrics()
-            let reported = Recorder<NIOLoopStall>()
-            let ticks = Recorder<NIOLoopTick>()
-            let metrics: NIOLoopMetrics
+            let reported = Recorder<LoopStall>()
+            let ticks = Recorder<LoopTick>()
+            let metrics: NIOLoopMetricsDelegate
             let group: MultiThreadedEventLoopGroup
             let executor: NIOEventLoopExecutor
             /// The loop's dimension.
             let dimensions: [(String, String)]
 
             init() throws {
-                var configuration = NIOLoopMetrics.Configuration()
+                var configuration = LoopMetrics.Configuration.nio
                 configuration.stallThreshold = .milliseconds(200)
                 configuration.stallReport = { [reported] in reported.record($0) }
                 configuration.tickObserver = { [ticks] in ticks.record($0) }
-                metrics = NIOLoopMetrics(configuration: configuration, factory: testMetrics)
+                metrics = NIOLoopMetricsDelegate(configuration: configuration, factory: testMetrics)
                 group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: metrics)
                 let loop = group.next()
                 executor = NIOEventLoopExecutor.shared(for: loop)
-                try #require(NIOLoopMetricsTests.warmUp(loop, metrics, testMetrics))
+                try #require(NIOLoopMetricsDelegateTests.warmUp(loop, metrics, testMetrics))
                 dimensions = [("loop", try #require(metrics.loopNames.first))]
             }
         }
@@ -156,12 +160,13 @@
         @Test func configuredNamesAndDimensionsNameEachLoopOfTheGroup() throws {
             let testMetrics = TestMetrics()
             let named = Atomic<Int>(0)
-            var configuration = NIOLoopMetrics.Configuration()
+            var configuration = LoopMetrics.Configuration.nio
             configuration.labelPrefix = "kv_loop"
             configuration.loopDimension = "event_loop"
             configuration.dimensions = [("service", "kv")]
-            configuration.loopName = { _ in "loop-\(named.add(1, ordering: .relaxed).newValue)" }
-            let metrics = NIOLoopMetrics(configuration: configuration, factory: testMetrics)
+            let metrics = NIOLoopMetricsDelegate(
+                configuration: configuration, loopName: { _ in "loop-\(named.add(1, ordering: .relaxed).newValue)" },
+                factory: testMetrics)
             #expect(metrics.labels.tickItems == "kv_loop_tick_items")
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2, metricsDelegate: metrics)
             defer { try? group.syncShutdownGracefully() }
