@@ -8,7 +8,7 @@ extension EventLoop {
     /// Called by the simulation, on its thread, while it does not run the loop.
     package func simulationNextEventTime() -> UInt64? {
         precondition(isSimulated, "EventLoop.simulationNextEventTime() is for simulated loops")
-        return withConfinedAccess("simulationNextEventTime()", ifShutDown: nil) { [self] () -> UInt64? in
+        return withConfinedState("simulationNextEventTime()", ifShutDown: nil) { [self] () -> UInt64? in
             if isShutDown { return nil }
             if core.readyCount > 0 { return currentTime() }
             let inboxBusy = inbox.withLock { inbox in

@@ -310,27 +310,6 @@ public final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    /// Queues the loop's own follow-up work (cancelling a timer, a watcher) if the loop is still
-    /// open, from any thread; returns false, releasing `work` quietly, after shutdown, when
-    /// there is nothing left for it to do.
-    func enqueueIfOpen(_ work: @escaping @Sendable () -> Void) -> Bool {
-        if inEventLoop {
-            if isShutDown { return false }
-            core.enqueue(.closure(work))
-            return true
-        }
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard inbox.lifecycle.admitsWork else { return nil }
-            inbox.work.append(.closure(work))
-            if inbox.wakeupPending { return false }
-            inbox.wakeupPending = true
-            return true
-        }
-        guard let mustWake = accepted else { return false }
-        if mustWake { wakeUp() }
-        return true
-    }
-
     /// Makes the loop's `eventfd` readable. Errors are ignored on purpose: the only one possible
     /// on a live `eventfd` is `EAGAIN` when the counter is saturated, and then it is readable.
     func wakeUp() {

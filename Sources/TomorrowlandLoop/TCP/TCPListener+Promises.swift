@@ -40,7 +40,7 @@ extension TCPListener {
             guard let simulation = loop.simulation else { return Promise(rejected: .closed) }
             let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
             let request = BindRequest(resolver)
-            let queued = loop.performOnLoop {
+            let queued = loop.submitOnLoop(runsInlineWhenPossible: true) {
                 request.resolver.resolve(
                     with: simulation.bindListener(
                         host: host, port: port, on: loop, options: options, onAccept: onAccept))
@@ -56,7 +56,7 @@ extension TCPListener {
         }
         let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
         let request = BindRequest(resolver)
-        let queued = loop.performOnLoop {
+        let queued = loop.submitOnLoop(runsInlineWhenPossible: true) {
             request.resolver.resolve(
                 with: makeBound(to: addresses, host: host, loop: loop, options: options, onAccept: onAccept))
         }
