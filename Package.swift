@@ -103,7 +103,7 @@ let package = Package(
         // time, every choice from one seed.
         .target(
             name: "TomorrowlandSimulation",
-            dependencies: ["Tomorrowland", "TomorrowlandLoop"]
+            dependencies: ["Tomorrowland", "TomorrowlandLoop", "TomorrowlandScheduling"]
         ),
         // SwiftNIO interop (trait `NIO`): a NIO EventLoop as a promise context, future bridges.
         .target(

@@ -10,7 +10,7 @@ extension EventLoop {
     ///
     /// For the thread that drives the loop from outside, while it does not run the loop.
     package func nextEventTime() -> UInt64? {
-        withConfinedAccess("nextEventTime()", ifShutDown: nil) { [self] () -> UInt64? in
+        withConfinedState("nextEventTime()", ifShutDown: nil) { [self] () -> UInt64? in
             if isShutDown { return nil }
             if core.readyCount > 0 { return currentTime() }
             let inboxBusy = inbox.withLock { inbox in

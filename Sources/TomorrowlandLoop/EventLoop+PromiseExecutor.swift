@@ -88,7 +88,7 @@ extension EventLoop: PromiseExecutor {
             // The removed timer is released here, at once, outside any lock.
             _ = core.cancel(id)
         } else {
-            _ = enqueueIfOpen { [unowned self] in _ = core.cancel(id) }
+            _ = submitOnLoop { [unowned self] in _ = core.cancel(id) }
         }
     }
 

@@ -112,7 +112,7 @@ extension EventLoop {
         _ resolver: Promise<Value, EventLoopError>.Resolver,
         _ register: @escaping @Sendable () throws -> EventLoopWatcher
     ) {
-        let accepted = performOnLoop {
+        let accepted = submitOnLoop(runsInlineWhenPossible: true) {
             do {
                 let watcher = try register()
                 watcher.onShutdown = { resolver.reject(with: .shutDown) }

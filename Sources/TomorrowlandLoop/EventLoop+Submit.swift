@@ -73,9 +73,10 @@ extension EventLoop {
     /// Queues `work` that only resolves a promise, unless the loop is shut down: then `work` is
     /// released at once, so the promise it would resolve is cancelled.
     ///
-    /// The one place this file queues work. It uses the loop's quiet `enqueueIfOpen(_:)` rather
+    /// The one place this file queues work. It uses the loop's quiet `submitOnLoop(_:)` rather
     /// than ``execute(_:)``: the cancelled promise is the report, so no diagnostic line is due.
+    /// Queued, never run inline: `body` must not run inside the caller's `submit`.
     private func submitForPromise(_ work: @escaping @Sendable () -> Void) {
-        _ = enqueueIfOpen(work)
+        submitOnLoop(work)
     }
 }

@@ -1,5 +1,4 @@
 import CLibevent
-import Dispatch
 import Tomorrowland
 internal import TomorrowlandScheduling
 
@@ -39,11 +38,15 @@ extension EventLoop {
         precondition(!events.isEmpty, "EventLoop.watch(fileDescriptor:for:_:) needs .readable, .writable or both")
         // Named in stall reports by the user's handler, not by the closure around it.
         let entryPoint = ClosureLayout.entryPoint(of: ClosureLayout.EventsHolder(body: handler))
-        return try performOnLoopAndWait { [self] in
-            try addDescriptorWatcher(fd, events: events, isOneShot: false, handlerEntryPoint: entryPoint) { flags in
-                handler(IOEvents(libeventFlags: flags))
+        return try withConfinedState(
+            "EventLoop.watch(fileDescriptor:for:_:)", ifShutDown: .failure(EventLoopError.shutDown)
+        ) { [self] in
+            Result {
+                try addDescriptorWatcher(fd, events: events, isOneShot: false, handlerEntryPoint: entryPoint) { flags in
+                    handler(IOEvents(libeventFlags: flags))
+                }
             }
-        }
+        }.get()
     }
 
     /// Calls `handler` on the loop's thread each time the process receives `signal`, until the
@@ -69,9 +72,12 @@ extension EventLoop {
     @preconcurrency
     public func watch(signal: Int32, _ handler: @escaping @Sendable (Int32) -> Void) throws -> EventLoopWatcher {
         let entryPoint = ClosureLayout.entryPoint(of: ClosureLayout.SignalHolder(body: handler))
-        return try performOnLoopAndWait { [self] in
-            try addSignalWatcher(signal, isOneShot: false, handlerEntryPoint: entryPoint) { _ in handler(signal) }
-        }
+        return try withConfinedState("EventLoop.watch(signal:_:)", ifShutDown: .failure(EventLoopError.shutDown)) {
+            [self] in
+            Result {
+                try addSignalWatcher(signal, isOneShot: false, handlerEntryPoint: entryPoint) { _ in handler(signal) }
+            }
+        }.get()
     }
 
     // MARK: Internals
@@ -124,79 +130,5 @@ extension EventLoop {
             onShutdown?()
         }
         watchers.removeAll()
-    }
-
-    /// Runs `body` with access to the loop's confined state from any thread, and returns what it
-    /// returned: directly on the loop's thread, by claiming the driver role while no thread
-    /// drives the loop, else on the loop's thread through the inbox while the caller waits.
-    ///
-    /// Accepted work always runs, if the loop is driven (shutdown drains it too), so the wait
-    /// ends; a loop paused with ``stop()`` before it took the work makes the caller wait until it
-    /// is driven again. A loop that is closed throws ``EventLoopError/shutDown`` without running
-    /// `body`.
-    func performOnLoopAndWait<R: Sendable>(_ body: @escaping @Sendable () throws -> R) throws -> R {
-        if inEventLoop { return try body() }
-        claim: while true {
-            switch tryClaimDriver(for: .visit) {
-            case .claimed:
-                defer { releaseDriver() }
-                return try ExecutionFlags.running(on: self) { try body() }
-            case .refused(.closed):
-                throw EventLoopError.shutDown
-            case .refused(.visitedByAnotherThread):
-                // Handed to the inbox now, the work could wait for a driver that never comes
-                // (the visitor leaves the loop idle): wait for the visit to end instead.
-                sched_yield()
-            case .refused(.drivenByCaller):
-                // This thread drives the loop, from inside another loop's work that runs nested in
-                // it: the loop's state is this thread's already, and waiting would wait for itself.
-                return try ExecutionFlags.running(on: self) { try body() }
-            case .refused(.drivenByAnotherThread):
-                break claim
-            }
-        }
-        let outcome = HopOutcome<R>()
-        guard enqueueIfOpen({ outcome.deliver(Result { try body() }) }) else {
-            throw EventLoopError.shutDown
-        }
-        return try outcome.wait().get()
-    }
-
-    /// Runs `body` on the loop's thread: now if this is it (or if the backend admits visits and
-    /// no thread drives it), else through the inbox. Returns false, without running `body`, after
-    /// shutdown.
-    @discardableResult
-    func performOnLoop(_ body: @escaping @Sendable () -> Void) -> Bool {
-        if inEventLoop {
-            if isShutDown { return false }
-            body()
-            return true
-        }
-        // A backend without visits (a borrowed base may be inside the host's `event_base_loop`
-        // on another thread even when no thread holds `driver`): only hop there.
-        if backend.admitsVisitsWhileUndriven, tryClaimDriver(for: .visit) == .claimed {
-            defer { releaseDriver() }
-            ExecutionFlags.running(on: self) { body() }
-            return true
-        }
-        return enqueueIfOpen(body)
-    }
-}
-
-/// The result of work ``EventLoop/performOnLoopAndWait(_:)`` handed to the loop, and the wait for it.
-private final class HopOutcome<Value: Sendable>: Sendable {
-    private let slot = LockedValue<Result<Value, any Error>?>(nil)
-    private let delivered = DispatchSemaphore(value: 0)
-
-    /// On the loop's thread: stores the outcome and wakes the waiting thread.
-    func deliver(_ result: Result<Value, any Error>) {
-        slot.withLock { $0 = result }
-        delivered.signal()
-    }
-
-    /// Blocks until ``deliver(_:)``; the semaphore's signal/wait order publishes the slot.
-    func wait() -> Result<Value, any Error> {
-        delivered.wait()
-        return slot.withLock { $0.take()! }
     }
 }

@@ -257,27 +257,6 @@ public final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    /// Queues the loop's own follow-up work (cancelling a timer, a watcher) if the loop is still
-    /// open, from any thread; returns false, releasing `work` quietly, after shutdown, when
-    /// there is nothing left for it to do.
-    func enqueueIfOpen(_ work: @escaping @Sendable () -> Void) -> Bool {
-        if inEventLoop {
-            if isShutDown { return false }
-            core.enqueue(.closure(work))
-            return true
-        }
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard inbox.lifecycle.admitsWork else { return nil }
-            inbox.work.append(.closure(work))
-            if inbox.wakeupPending { return false }
-            inbox.wakeupPending = true
-            return true
-        }
-        guard let mustWake = accepted else { return false }
-        if mustWake { wakeUp() }
-        return true
-    }
-
     /// Makes the loop's driver look at the inbox again (the backend's wake-up: one `eventfd`
     /// write on libevent).
     @inline(__always)

@@ -45,36 +45,4 @@ extension EventLoop {
             for resource in live { resources[ObjectIdentifier(resource)] = nil }
         }
     }
-
-    /// Runs `body` with access to the loop-confined state, for the set-up API of resources, from
-    /// any thread: on the loop's thread at once; while no thread drives the loop, on the calling
-    /// thread (claiming the loop for the call); while another thread drives it, on the loop's
-    /// thread, the caller waiting. After the loop shut down, `body` does not run and this returns
-    /// `refusal`: the resources are closed, their state is final, and no thread may claim the
-    /// loop any more to touch it.
-    func withConfinedAccess<R>(
-        _ operation: StaticString, ifShutDown refusal: @autoclosure () -> R, _ body: @escaping () -> R
-    ) -> R {
-        if inEventLoop { return body() }
-        // `UnsafeTransfer`: `body` touches loop-confined state, and only ever runs where that is
-        // allowed: on the loop's thread, or on a thread that holds the loop; its result comes
-        // back to this thread, which waits for it.
-        // LoopInvariants: "Loop confinement" (the visit claims the driver role for the call).
-        let call = UnsafeTransfer(body)
-        do {
-            return try performOnLoopAndWait { UnsafeTransfer(call.wrapped()) }.wrapped
-        } catch {
-            // Only `EventLoopError.shutDown`. Running `body` here, on the calling thread, gave
-            // two callers after shutdown no exclusion at all (two setters released the same old
-            // closure). LoopInvariants: "Loop confinement": after shutdown nobody claims the
-            // loop, so the confined state is touched by no thread but the one that tore it down.
-            return refusal()
-        }
-    }
-
-    /// ``withConfinedAccess(_:ifShutDown:_:)`` for an operation that has nothing to do after
-    /// shutdown: `body` does not run then.
-    func withConfinedAccess(_ operation: StaticString, _ body: @escaping () -> Void) {
-        withConfinedAccess(operation, ifShutDown: (), body)
-    }
 }

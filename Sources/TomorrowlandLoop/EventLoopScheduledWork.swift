@@ -14,7 +14,7 @@ enum EventLoopTimerRemoval: LoopTimerRemoval {
         if loop.inEventLoop {
             if let timerID = handle.takeTimerID() { loop.core.cancel(timerID) }
         } else {
-            _ = loop.enqueueIfOpen { [unowned loop] in
+            _ = loop.submitOnLoop { [unowned loop] in
                 if let timerID = handle.takeTimerID() { loop.core.cancel(timerID) }
             }
         }

@@ -89,7 +89,7 @@ public final class EventLoopWatcher: @unchecked Sendable {
     /// shutdown.
     public func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let loop = loop.load() else { return }
-        loop.performOnLoop { [self, unowned loop] in loop.removeWatcher(self) }
+        loop.submitOnLoop(runsInlineWhenPossible: true) { [self, unowned loop] in loop.removeWatcher(self) }
     }
 
     /// libevent's callback for this watcher, on the loop's thread.

@@ -79,7 +79,7 @@ package final class SchedulingCore {
     // `@usableFromInline` (internal), for the inlined ``enqueue(_:)`` and ``nextInRound()``.
     @exclusivity(unchecked) @usableFromInline var nextSequence: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var ready = ReadyQueue()
-    @exclusivity(unchecked) @usableFromInline var timers = TimerHeap()
+    @exclusivity(unchecked) @usableFromInline var timers = TimerHeap<LoopWork>()
 
     /// Creates an empty core whose time starts at `currentTime`.
     package init(currentTime: UInt64 = 0) {

@@ -1,4 +1,5 @@
-/// The pending timers ordered by (deadline, sequence): a sorted run in front of a binary min-heap,
+/// Pending timers ordered by (deadline, sequence), each carrying a `Payload` (a loop's
+/// ``LoopWork``, the simulated network's events): a sorted run in front of a binary min-heap,
 /// with removal of any timer through a stable slot (O(1) in the run, O(log n) in the heap, in the
 /// manner of libevent's `min_heap_idx`).
 ///
@@ -16,7 +17,7 @@
 /// Two buffers:
 /// - the heap itself holds small trivial entries (deadline, sequence, slot number), so a sift step
 ///   compares in place and moves 24 bytes with no retain/release;
-/// - the slots hold each timer's work and where it is: its entry's index in the heap, or its
+/// - the slots hold each timer's payload and where it is: its entry's index in the heap, or its
 ///   neighbours in the run and its deadline. A slot number stays valid while the timer is
 ///   pending, which is what makes cancelling O(1) or O(log n): the slot says where the timer is,
 ///   no search needed. Freed slots go on a free list and are reused.
@@ -27,82 +28,114 @@
 /// Memory stays at the high-water mark (no shrinking), which suits a loop's steady state.
 /// A non-copyable struct: it owns its buffers, which its owner frees with ``deallocate()``.
 ///
-/// `@usableFromInline` only so that the inlined ``SchedulingCore/nextInRound()`` can read
-/// ``count``.
+/// Generic so that the loops and the simulated network share one ordered queue; the scheduling
+/// core uses it as `TimerHeap<LoopWork>`, a concrete type, so its paths stay specialized. The
+/// members are `@inlinable` (internals `@usableFromInline`) so that a user in another module
+/// gets them specialized for its payload too, as ``RingBuffer`` is. `@usableFromInline` also so
+/// that the inlined ``SchedulingCore/nextInRound()`` can read ``count``.
 @usableFromInline
-struct TimerHeap: ~Copyable {
+package struct TimerHeap<Payload>: ~Copyable {
+    @usableFromInline
     struct Entry {
-        var deadline: UInt64
-        var sequence: UInt64
-        var slot: UInt32
+        @usableFromInline var deadline: UInt64
+        @usableFromInline var sequence: UInt64
+        @usableFromInline var slot: UInt32
 
+        @inlinable
+        init(deadline: UInt64, sequence: UInt64, slot: UInt32) {
+            self.deadline = deadline
+            self.sequence = sequence
+            self.slot = slot
+        }
+
+        @inlinable
         @inline(__always)
         func precedes(_ other: Entry) -> Bool {
             deadline < other.deadline || (deadline == other.deadline && sequence < other.sequence)
         }
 
         /// Whether this entry's key is below (`deadline`, `sequence`).
+        @inlinable
         @inline(__always)
         func precedes(deadline otherDeadline: UInt64, _ otherSequence: UInt64) -> Bool {
             deadline < otherDeadline || (deadline == otherDeadline && sequence < otherSequence)
         }
     }
 
+    @usableFromInline
     struct Slot {
-        /// The timer's work; nil while the slot is free.
-        var work: LoopWork?
+        /// The timer's payload; nil while the slot is free.
+        @usableFromInline var payload: Payload?
         /// The sequence number of the timer in this slot (of the last one, when free).
-        var sequence: UInt64
+        @usableFromInline var sequence: UInt64
         /// The timer's deadline while it is in the run (unused otherwise).
-        var deadline: UInt64
+        @usableFromInline var deadline: UInt64
         /// Where the timer is: its entry's index in the heap (`>= 0`), or ``Slot/inRun``. While
         /// the slot is free it links the free list instead, encoded below zero: `-1` ends the
         /// list, `-(n + 2)` points to slot `n`.
-        var link: Int
+        @usableFromInline var link: Int
         /// The previous and next slots in the run, ``Slot/none`` at its ends (while in the run).
-        var previous: UInt32
-        var next: UInt32
+        @usableFromInline var previous: UInt32
+        @usableFromInline var next: UInt32
 
         /// The `link` of a timer in the run: below every free-list encoding of a slot number.
-        static let inRun = Int.min
+        @inlinable static var inRun: Int { Int.min }
         /// No slot, at the ends of the run.
-        static let none = UInt32.max
+        @inlinable static var none: UInt32 { UInt32.max }
+
+        @inlinable
+        init(
+            payload: consuming Payload?, sequence: UInt64, deadline: UInt64, link: Int, previous: UInt32, next: UInt32
+        ) {
+            self.payload = payload
+            self.sequence = sequence
+            self.deadline = deadline
+            self.link = link
+            self.previous = previous
+            self.next = next
+        }
     }
+
+    // Internal rather than private from here on: `@inlinable` members may only reach
+    // `@usableFromInline` declarations.
 
     /// Entries `0..<heapCount` are initialized; `Entry` is trivial, so moving, overwriting and
     /// freeing them needs no deinitialization. Read only below `heapCount`.
-    private var heap: UnsafeMutablePointer<Entry>
-    private var heapCapacity: Int
+    @usableFromInline var heap: UnsafeMutablePointer<Entry>
+    @usableFromInline var heapCapacity: Int
     /// The number of entries in the heap.
-    private var heapCount = 0
+    @usableFromInline var heapCount = 0
 
     /// The first and last slots of the run, ``Slot/none`` when it is empty.
-    private var runFirst = Slot.none
-    private var runLast = Slot.none
+    @usableFromInline var runFirst = Slot.none
+    @usableFromInline var runLast = Slot.none
     /// The number of timers in the run.
-    private var runCount = 0
+    @usableFromInline var runCount = 0
     /// The number of pending timers, in the run and in the heap.
-    @usableFromInline var count = 0
+    @usableFromInline package internal(set) var count = 0
 
     /// Raw slots: every read is below `slotCount` (``remove(slot:sequence:)`` checks a caller's
     /// slot number), and `deallocate()` deinitializes exactly `0..<slotCount`.
-    private var slots: UnsafeMutablePointer<Slot>
-    private var slotCapacity: Int
+    @usableFromInline var slots: UnsafeMutablePointer<Slot>
+    @usableFromInline var slotCapacity: Int
     /// Slots `0..<slotCount` are initialized (in use or on the free list).
-    private var slotCount = 0
+    @usableFromInline var slotCount = 0
     /// Head of the free list, -1 when empty.
-    private var firstFreeSlot = -1
+    @usableFromInline var firstFreeSlot = -1
 
-    init() {
+    /// An empty heap with room for 16 timers.
+    @inlinable
+    package init() {
         heapCapacity = 16
         heap = .allocate(capacity: heapCapacity)
         slotCapacity = 16
         slots = .allocate(capacity: slotCapacity)
     }
 
-    /// Releases the pending timers' work and frees the buffers; the owner's `deinit` calls it,
-    /// once. Not a `deinit` of its own, for the reason given at ``ReadyQueue/deallocate()``.
-    mutating func deallocate() {
+    /// Releases the pending timers' payloads and frees the buffers; the owner's `deinit` calls
+    /// it, once. Not a `deinit` of its own, for the reason given at ``RingBuffer``.
+    @inlinable
+    package mutating func deallocate() {
         slots.deinitialize(count: slotCount)
         slots.deallocate()
         heap.deallocate()
@@ -110,10 +143,13 @@ struct TimerHeap: ~Copyable {
         count = 0
     }
 
-    var isEmpty: Bool { count == 0 }
+    /// Whether no timer is pending.
+    @inlinable
+    package var isEmpty: Bool { count == 0 }
 
     /// The key of the earliest timer, if any.
-    var minKey: (deadline: UInt64, sequence: UInt64)? {
+    @inlinable
+    package var minKey: (deadline: UInt64, sequence: UInt64)? {
         // One test for the common case of a loop with no timer (every hop asks).
         guard count > 0 else { return nil }
         if runCount > 0 {
@@ -125,9 +161,24 @@ struct TimerHeap: ~Copyable {
         return (heap.pointee.deadline, heap.pointee.sequence)
     }
 
+    /// The payload of the earliest timer, if any, left in place.
+    @inlinable
+    package var minPayload: Payload? {
+        guard count > 0 else { return nil }
+        if runCount > 0 {
+            let first = slots + Int(runFirst)
+            if heapCount == 0 || !heap.pointee.precedes(deadline: first.pointee.deadline, first.pointee.sequence) {
+                return first.pointee.payload
+            }
+        }
+        return slots[Int(heap.pointee.slot)].payload
+    }
+
     /// Adds a timer and returns its slot number, which stays valid until it is removed.
-    mutating func insert(_ work: consuming LoopWork, deadline: UInt64, sequence: UInt64) -> UInt32 {
-        let slot = allocateSlot(consume work, sequence: sequence)
+    @inlinable
+    @discardableResult
+    package mutating func insert(_ payload: consuming Payload, deadline: UInt64, sequence: UInt64) -> UInt32 {
+        let slot = allocateSlot(consume payload, sequence: sequence)
         if runLast == Slot.none {
             appendToRun(slot, deadline: deadline)
         } else {
@@ -145,8 +196,9 @@ struct TimerHeap: ~Copyable {
         return slot
     }
 
-    /// Removes the earliest timer and returns its work; there must be one.
-    mutating func removeMin() -> LoopWork {
+    /// Removes the earliest timer and returns its payload; there must be one.
+    @inlinable
+    package mutating func removeMin() -> Payload {
         if runCount > 0 {
             let first = slots + Int(runFirst)
             if heapCount == 0 || !heap.pointee.precedes(deadline: first.pointee.deadline, first.pointee.sequence) {
@@ -157,8 +209,9 @@ struct TimerHeap: ~Copyable {
         return remove(at: 0)
     }
 
-    /// Removes the timer in `slot` if it is still the one with `sequence`, returning its work.
-    mutating func remove(slot: UInt32, sequence: UInt64) -> LoopWork? {
+    /// Removes the timer in `slot` if it is still the one with `sequence`, returning its payload.
+    @inlinable
+    package mutating func remove(slot: UInt32, sequence: UInt64) -> Payload? {
         let index = Int(slot)
         guard index < slotCount else { return nil }
         let entry = slots + index
@@ -172,8 +225,9 @@ struct TimerHeap: ~Copyable {
     // MARK: - Run
 
     /// Appends the timer in `slot`, whose key is not below the run's last, to the run.
+    @inlinable
     @inline(__always)
-    private mutating func appendToRun(_ slot: UInt32, deadline: UInt64) {
+    mutating func appendToRun(_ slot: UInt32, deadline: UInt64) {
         let entry = slots + Int(slot)
         entry.pointee.deadline = deadline
         entry.pointee.link = Slot.inRun
@@ -189,7 +243,8 @@ struct TimerHeap: ~Copyable {
     }
 
     /// Unlinks the timer in slot `index` from the run and frees its slot.
-    private mutating func removeFromRun(_ index: Int) -> LoopWork {
+    @inlinable
+    mutating func removeFromRun(_ index: Int) -> Payload {
         let entry = slots + index
         let previous = entry.pointee.previous
         let next = entry.pointee.next
@@ -201,9 +256,10 @@ struct TimerHeap: ~Copyable {
 
     // MARK: - Heap
 
-    private mutating func remove(at index: Int) -> LoopWork {
+    @inlinable
+    mutating func remove(at index: Int) -> Payload {
         let slot = Int(heap[index].slot)
-        let work = freeSlot(slot)
+        let payload = freeSlot(slot)
         heapCount -= 1
         if index < heapCount {
             // Fill the hole with the last entry, then restore the order in whichever direction it
@@ -215,12 +271,13 @@ struct TimerHeap: ~Copyable {
                 siftDown(last, from: index)
             }
         }
-        return work
+        return payload
     }
 
     /// Places `entry` at the hole `index`, moving parents down while it precedes them.
+    @inlinable
     @inline(__always)
-    private mutating func siftUp(_ entry: Entry, from index: Int) {
+    mutating func siftUp(_ entry: Entry, from index: Int) {
         var hole = index
         while hole > 0 {
             let parent = (hole - 1) / 2
@@ -239,8 +296,9 @@ struct TimerHeap: ~Copyable {
     ///
     /// Bottom-up (Floyd): the entry that fills a hole is the heap's last one, which usually
     /// belongs near the bottom, so this spends one comparison per level instead of two.
+    @inlinable
     @inline(__always)
-    private mutating func siftDown(_ entry: Entry, from index: Int) {
+    mutating func siftDown(_ entry: Entry, from index: Int) {
         var hole = index
         while true {
             let left = 2 * hole + 1
@@ -256,7 +314,8 @@ struct TimerHeap: ~Copyable {
         siftUp(entry, from: hole)
     }
 
-    private mutating func growHeap() {
+    @inlinable
+    mutating func growHeap() {
         let newCapacity = heapCapacity * 2
         let newHeap = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
         newHeap.moveInitialize(from: heap, count: heapCount)
@@ -267,13 +326,14 @@ struct TimerHeap: ~Copyable {
 
     // MARK: - Slots
 
-    private mutating func allocateSlot(_ work: consuming LoopWork, sequence: UInt64) -> UInt32 {
+    @inlinable
+    mutating func allocateSlot(_ payload: consuming Payload, sequence: UInt64) -> UInt32 {
         count += 1
         if firstFreeSlot >= 0 {
             let index = firstFreeSlot
             let slot = slots + index
             firstFreeSlot = -slot.pointee.link - 2
-            slot.pointee.work = consume work
+            slot.pointee.payload = consume payload
             slot.pointee.sequence = sequence
             // `link` (and, in the run, the rest) is set where the timer is placed.
             return UInt32(truncatingIfNeeded: index)
@@ -281,23 +341,26 @@ struct TimerHeap: ~Copyable {
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
         (slots + slotCount).initialize(
-            to: Slot(work: consume work, sequence: sequence, deadline: 0, link: 0, previous: Slot.none, next: Slot.none)
-        )
+            to: Slot(
+                payload: consume payload, sequence: sequence, deadline: 0, link: 0, previous: Slot.none,
+                next: Slot.none))
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }
 
-    /// Takes the work out of slot `index` and puts the slot on the free list.
-    private mutating func freeSlot(_ index: Int) -> LoopWork {
+    /// Takes the payload out of slot `index` and puts the slot on the free list.
+    @inlinable
+    mutating func freeSlot(_ index: Int) -> Payload {
         let slot = slots + index
-        let work = slot.pointee.work.take()!
+        let payload = slot.pointee.payload.take()!
         count -= 1
         slot.pointee.link = -firstFreeSlot - 2
         firstFreeSlot = index
-        return work
+        return payload
     }
 
-    private mutating func growSlots() {
+    @inlinable
+    mutating func growSlots() {
         let newCapacity = slotCapacity * 2
         let newSlots = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
         newSlots.moveInitialize(from: slots, count: slotCount)

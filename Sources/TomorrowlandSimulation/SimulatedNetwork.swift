@@ -114,7 +114,7 @@ public final class SimulatedNetwork: @unchecked Sendable {
     var random: SimulationRandom
     private var traceDigest = TraceDigest()
     private var traceKept = SimulationTraceBuffer()
-    private var events = SimulationEventQueue()
+    private let events = SimulationEventQueue()
     /// Each loop's next time, cached (see `SimulationLoopSchedule`).
     var loopSchedule = SimulationLoopSchedule()
     /// Loops woken (submitted to from outside their own work) since the last pick, from any

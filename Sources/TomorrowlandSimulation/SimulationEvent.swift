@@ -1,4 +1,5 @@
 import TomorrowlandLoop
+internal import TomorrowlandScheduling
 
 /// Something the network does at a time on its clock: a segment arriving, a readiness
 /// notification, an answer from the name resolver.
@@ -49,82 +50,42 @@ struct SimulationEvent {
 
 /// The network's pending events, ordered by (time, order of scheduling).
 ///
-/// A binary min-heap on (time, sequence number): inserting into a sorted array would move a
-/// large part of it on every event, and dropping the run head every so often would move the
-/// rest, together a large share of a long simulation. The sequence number keeps equal times in the order they were
-/// scheduled, so events with equal times run in that order.
+/// The loops' timer queue (``TimerHeap``), keyed by (time, sequence number): the sequence number
+/// keeps equal times in the order they were scheduled, so events with equal times run in that
+/// order. Keys are unique, so the order in which events leave does not depend on how the heap
+/// stores them. Each action stays in its slot from insertion to removal.
 ///
-/// The heap moves keys only; each action stays in its slot from insertion to removal: moving
-/// the actions with the keys would retain and release their payloads at every swap.
-struct SimulationEventQueue {
-    private struct Key {
-        let time: UInt64
-        let sequence: UInt64
-        /// Where the action is in `slots`.
-        let slot: Int
-
-        func precedes(_ other: Key) -> Bool {
-            time < other.time || (time == other.time && sequence < other.sequence)
-        }
-    }
-
-    private var keys: [Key] = []
-    private var slots: [SimulationEvent.Action?] = []
-    /// Slots emptied by `removeFirst`, reused by `insert`.
-    private var freeSlots: [Int] = []
+/// `SimulationLoopSchedule` stays a structure of its own: it updates a loop's position in place,
+/// which a queue of events never does.
+///
+/// A class: its `deinit` frees the heap's buffers (``TimerHeap`` leaves that to its owner).
+final class SimulationEventQueue {
+    private var heap = TimerHeap<SimulationEvent.Action>()
     private var nextSequence: UInt64 = 0
 
+    deinit {
+        heap.deallocate()
+    }
+
     /// When the first event is due, if any.
-    var firstTime: UInt64? { keys.first?.time }
+    var firstTime: UInt64? { heap.minKey?.deadline }
 
     /// Inserts after every event due at or before its time: equal times keep scheduling order.
-    mutating func insert(_ event: SimulationEvent) {
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = event.action
-        } else {
-            slot = slots.count
-            slots.append(event.action)
-        }
-        keys.append(Key(time: event.time, sequence: nextSequence, slot: slot))
+    func insert(_ event: SimulationEvent) {
+        heap.insert(event.action, deadline: event.time, sequence: nextSequence)
         nextSequence += 1
-        var child = keys.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard keys[child].precedes(keys[parent]) else { break }
-            keys.swapAt(child, parent)
-            child = parent
-        }
     }
 
     /// Removes the cancelled scheduled actions at the head: run, they would do nothing, yet keep
     /// the network from being idle (and move its clock) until their instant.
-    mutating func removeCancelledActionsFirst() {
-        while let key = keys.first, case .scheduled(let action)? = slots[key.slot], action.isCancelled {
-            _ = removeFirst()
+    func removeCancelledActionsFirst() {
+        while case .scheduled(let action)? = heap.minPayload, action.isCancelled {
+            _ = heap.removeMin()
         }
     }
 
-    /// Removes the first event and returns its action.
-    mutating func removeFirst() -> SimulationEvent.Action {
-        let slot = keys[0].slot
-        keys.swapAt(0, keys.count - 1)
-        keys.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            guard left < keys.count else { break }
-            var best = left
-            if left + 1 < keys.count && keys[left + 1].precedes(keys[left]) { best = left + 1 }
-            guard keys[best].precedes(keys[parent]) else { break }
-            keys.swapAt(best, parent)
-            parent = best
-        }
-        freeSlots.append(slot)
-        guard let action = slots[slot].take() else {
-            preconditionFailure("SimulationEventQueue: an empty slot in the heap")
-        }
-        return action
+    /// Removes the first event and returns its action; there must be one.
+    func removeFirst() -> SimulationEvent.Action {
+        heap.removeMin()
     }
 }

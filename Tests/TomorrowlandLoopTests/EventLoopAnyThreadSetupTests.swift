@@ -61,7 +61,7 @@ struct EventLoopAnyThreadSetupTests {
         let readEnd = descriptors[0]
         let registered = Locked(false)
         outer.execute {
-            _ = inner.performOnLoop {
+            _ = inner.submitOnLoop(runsInlineWhenPossible: true) {
                 guard let watcher = try? outer.watch(fileDescriptor: readEnd, for: .readable, { _ in }) else { return }
                 registered.value = true
                 watcher.cancel()

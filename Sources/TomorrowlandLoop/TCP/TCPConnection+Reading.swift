@@ -52,7 +52,7 @@ extension TCPConnection {
     ///   the loop to take the handler); once per
     ///   connection; exclusive with the promise reads (precondition).
     public func startReading(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
-        loop.withConfinedAccess("TCPConnection.startReading(_:)") { [self] in beginStreaming(handler) }
+        loop.withConfinedState("TCPConnection.startReading(_:)") { [self] in beginStreaming(handler) }
     }
 
     private func beginStreaming(_ handler: @escaping (UnsafeRawBufferPointer) -> Int) {
@@ -74,7 +74,7 @@ extension TCPConnection {
     /// (backpressure). The handler is not called until ``resumeReading()``. Loop thread (or while no
     /// thread drives the loop).
     public func stopReading() {
-        loop.withConfinedAccess("TCPConnection.stopReading()") { [self] in
+        loop.withConfinedState("TCPConnection.stopReading()") { [self] in
             machine.stopReading()
             syncReadInterest()
         }
@@ -83,7 +83,7 @@ extension TCPConnection {
     /// Resumes reading after ``stopReading()``; input still buffered is handed to the handler
     /// soon (not inside this call). Safe from any thread (waits for a running loop).
     public func resumeReading() {
-        loop.withConfinedAccess("TCPConnection.resumeReading()") { [self] in
+        loop.withConfinedState("TCPConnection.resumeReading()") { [self] in
             let deliver = machine.resumeReading(hasBufferedInput: input.readableBytes > 0)
             syncReadInterest()
             if deliver { deliverLater() }
@@ -135,7 +135,7 @@ extension TCPConnection {
             registerRead(kind, resolver)
             runCallbacks()
         } else {
-            let accepted = loop.performOnLoop { [self] in
+            let accepted = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in
                 registerRead(kind, resolver)
                 runCallbacks()
             }
@@ -168,7 +168,7 @@ extension TCPConnection {
             if loop.inEventLoop {
                 cancelRead(id: id, resolver)
             } else {
-                _ = loop.performOnLoop { [self] in cancelRead(id: id, resolver) }
+                _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in cancelRead(id: id, resolver) }
             }
         }
         completePendingRead()
@@ -340,7 +340,7 @@ extension TCPConnection {
 
     /// Delivers buffered input on a later turn of the loop (never inside the caller's call).
     func deliverLater() {
-        _ = loop.enqueueIfOpen { [self] in
+        _ = loop.submitOnLoop { [self] in
             deliverInput()
             if machine.closeIfBothDirectionsEnded(hasBufferedInput: input.readableBytes > 0) {
                 finishClose(result: nil, pendingError: .closed)

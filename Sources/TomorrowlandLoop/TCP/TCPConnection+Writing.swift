@@ -25,7 +25,7 @@ extension TCPConnection {
             writeOnLoop(bytes, resolver)
         } else {
             let copy = Array(bytes)
-            let accepted = loop.performOnLoop { [self] in writeOnLoop(copy, resolver) }
+            let accepted = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in writeOnLoop(copy, resolver) }
             if !accepted { resolver.reject(with: .closed) }
         }
         return promise
@@ -86,11 +86,12 @@ extension TCPConnection {
         if loop.inEventLoop {
             addFlushWaiter(resolver)
             runCallbacks()
-        } else if !loop.performOnLoop({ [self] in
-            addFlushWaiter(resolver)
-            runCallbacks()
-        }) {
-            resolver.reject(with: .closed)
+        } else {
+            let accepted = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in
+                addFlushWaiter(resolver)
+                runCallbacks()
+            }
+            if !accepted { resolver.reject(with: .closed) }
         }
         return promise
     }
@@ -116,7 +117,7 @@ extension TCPConnection {
     /// Idempotent; safe from any thread, and from any callback of this connection.
     public func shutdownOutput() {
         if !loop.inEventLoop {
-            _ = loop.performOnLoop { [self] in shutdownOutput() }
+            _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in shutdownOutput() }
             return
         }
         let decision = machine.shutdownOutput(
@@ -131,7 +132,7 @@ extension TCPConnection {
     // MARK: Internals
 
     private func enqueueOffLoop(_ copy: [UInt8]) {
-        _ = loop.performOnLoop { [self] in
+        _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in
             guard machine.acceptsOutput else { return }
             appendOutput(copy)
             runCallbacks()

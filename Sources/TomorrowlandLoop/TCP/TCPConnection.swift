@@ -115,14 +115,14 @@ public final class TCPConnection: @unchecked Sendable {
     /// when the connection closes; once the loop has shut down (which closed the connection) it
     /// reads nil, and a closure set then is released at once, never called.
     public var onWritable: (() -> Void)? {
-        // Both accessors go through `withConfinedAccess`: the storage is loop-confined (the close
+        // Both accessors go through `withConfinedState`: the storage is loop-confined (the close
         // sets it to nil on the loop's thread), so a read from another thread hops like a write.
         // LoopInvariants: "Loop confinement".
         get {
-            loop.withConfinedAccess("TCPConnection.onWritable", ifShutDown: nil) { [self] in onWritableStorage }
+            loop.withConfinedState("TCPConnection.onWritable", ifShutDown: nil) { [self] in onWritableStorage }
         }
         set {
-            loop.withConfinedAccess("TCPConnection.onWritable") { [self] in onWritableStorage = newValue }
+            loop.withConfinedState("TCPConnection.onWritable") { [self] in onWritableStorage = newValue }
         }
     }
     @exclusivity(unchecked) var onWritableStorage: (() -> Void)?
@@ -139,10 +139,10 @@ public final class TCPConnection: @unchecked Sendable {
     public var onInputClosed: (() -> Void)? {
         // LoopInvariants: "Loop confinement": read where it is written, as for `onWritable`.
         get {
-            loop.withConfinedAccess("TCPConnection.onInputClosed", ifShutDown: nil) { [self] in onInputClosedStorage }
+            loop.withConfinedState("TCPConnection.onInputClosed", ifShutDown: nil) { [self] in onInputClosedStorage }
         }
         set {
-            loop.withConfinedAccess("TCPConnection.onInputClosed") { [self] in onInputClosedStorage = newValue }
+            loop.withConfinedState("TCPConnection.onInputClosed") { [self] in onInputClosedStorage = newValue }
         }
     }
     @exclusivity(unchecked) var onInputClosedStorage: (() -> Void)?
@@ -211,7 +211,7 @@ public final class TCPConnection: @unchecked Sendable {
     /// (the callbacks it causes run after the current one returns).
     public func close(afterFlushing: Bool = false) {
         if !loop.inEventLoop {
-            _ = loop.performOnLoop { [self] in close(afterFlushing: afterFlushing) }
+            _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in close(afterFlushing: afterFlushing) }
             return
         }
         closeOnLoop(afterFlushing: afterFlushing)

@@ -60,7 +60,7 @@ final class TCPConnector: @unchecked Sendable {
             if loop.inEventLoop {
                 finish(nil)
             } else {
-                _ = loop.performOnLoop { [self] in finish(nil) }
+                _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in finish(nil) }
             }
         }
         // A cancel requested before `start` ran has finished the attempt inside `onRequestCancel`.
@@ -71,9 +71,9 @@ final class TCPConnector: @unchecked Sendable {
             return
         }
         // The handler holds the connector until the answer or `abandon()` (in `finish`), whichever
-        // comes first; after shutdown `performOnLoop` drops the answer without running it.
+        // comes first; after shutdown `submitOnLoop` drops the answer without running it.
         let resolution = NameResolution(host: host, port: port) { [self] answer in
-            _ = loop.performOnLoop { [self] in resolved(answer) }
+            _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in resolved(answer) }
         }
         self.resolution = resolution
         loop.backend.nameResolver(replacing: nameResolver).resolve(resolution)
@@ -202,9 +202,10 @@ extension TCPConnection {
     ) -> Promise<TCPConnection, TCPError> {
         let (promise, resolver) = Promise<TCPConnection, TCPError>.makeWithResolver()
         let connector = TCPConnector(host: host, port: port, loop: loop, options: options, resolver: resolver)
-        if !loop.performOnLoop({ connector.start(timeout: timeout, nameResolver: nameResolver) }) {
-            resolver.reject(with: .closed)
+        let accepted = loop.submitOnLoop(runsInlineWhenPossible: true) {
+            connector.start(timeout: timeout, nameResolver: nameResolver)
         }
+        if !accepted { resolver.reject(with: .closed) }
         return promise
     }
 }

@@ -31,7 +31,9 @@ extension TCPListener {
         isClosedFlag.store(true, ordering: .releasing)
         let (promise, resolver) = Promise<Void, NoError>.makeWithResolver()
         let request = DrainRequest(resolver)
-        let queued = loop.performOnLoop { [self] in beginDrain(within: grace, request: request) }
+        let queued = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in
+            beginDrain(within: grace, request: request)
+        }
         if !queued { resolver.fulfill(with: ()) }
         return promise
     }

@@ -44,7 +44,7 @@ extension TCPListener {
         }
         let (promise, resolver) = Promise<TCPListener, TCPError>.makeWithResolver()
         let request = BindRequest(resolver)
-        let queued = loop.performOnLoop {
+        let queued = loop.submitOnLoop(runsInlineWhenPossible: true) {
             request.resolver.resolve(
                 with: loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept))
         }

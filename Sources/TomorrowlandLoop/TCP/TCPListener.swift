@@ -121,34 +121,14 @@ public final class TCPListener: @unchecked Sendable {
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
         let target = try loop.backend.listenTarget(host: host, port: port)
-        if loop.inEventLoop {
-            return try loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept).get()
-        }
-        if !loop.backend.admitsVisitsWhileUndriven {
-            // No visits: a borrowed base may be inside the host's own `event_base_loop` with no
-            // driver claimed, so `performOnLoop` never runs anything here at once; claim the loop
-            // the way watchers do (the host must not run its base meanwhile, as documented there).
-            return try loop.withConfinedAccess(
-                "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
-            ) {
-                loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept)
-            }.get()
-        }
-        // On the loop's thread through the inbox while another thread drives the loop, this
-        // thread waiting; at once when it can hold the idle loop. `AcceptHandlerTransfer`: the
-        // handler is handed to the loop's thread, where the listener calls it (this method's
-        // contract).
-        let handler = AcceptHandlerTransfer(onAccept)
-        do {
-            return try loop.performOnLoopAndWait {
-                try loop.backend.bindListener(target, on: loop, options: options, onAccept: handler.onAccept).get()
-            }
-        } catch let error as TCPError {
-            throw error
-        } catch {
-            // `EventLoopError.shutDown`: the loop was closed before it could take the work.
-            throw .closed
-        }
+        // At once on the loop's thread; on this thread when it can hold the idle loop (a borrowed
+        // base too, as for watchers: the host must not run its base meanwhile, as documented
+        // there); else on the loop's thread through the inbox, this thread waiting.
+        return try loop.withConfinedState(
+            "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
+        ) {
+            loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept)
+        }.get()
     }
 
     /// Whether ``close()`` or ``shutdownGracefully(within:)`` was called, or the loop closed the
@@ -166,7 +146,7 @@ public final class TCPListener: @unchecked Sendable {
     /// listener.
     public func close() {
         guard !isClosedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        loop.performOnLoop { [self] in closeOnLoop() }
+        loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in closeOnLoop() }
     }
 
     /// Stops accepting until ``resumeAccepting()`` (at a connection limit, for instance); pending
@@ -177,13 +157,13 @@ public final class TCPListener: @unchecked Sendable {
     /// threads, the last one wins.
     public func pauseAccepting() {
         isPauseRequested.store(true, ordering: .releasing)
-        loop.performOnLoop { [self] in applyPauseRequest() }
+        loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in applyPauseRequest() }
     }
 
     /// Accepts again after ``pauseAccepting()``. Safe from any thread, like ``pauseAccepting()``.
     public func resumeAccepting() {
         isPauseRequested.store(false, ordering: .releasing)
-        loop.performOnLoop { [self] in applyPauseRequest() }
+        loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in applyPauseRequest() }
     }
 
     // MARK: Internals
@@ -244,20 +224,6 @@ public final class TCPListener: @unchecked Sendable {
             // Transient per-connection failures (the peer reset before accept...): keep going.
             break
         }
-    }
-}
-
-/// Hands a listener's accept handler to the loop's thread.
-///
-/// `@unchecked Sendable`: the handler is only ever called on the loop's thread, which is what
-/// ``TCPListener/listen(host:port:on:options:onAccept:)`` documents; it is not `@Sendable` so that
-/// callers of that synchronous form keep capturing loop-confined state as they always could.
-/// LoopInvariants: "Loop confinement": the transfer ends on the loop's thread.
-struct AcceptHandlerTransfer: @unchecked Sendable {
-    let onAccept: (TCPConnection) -> Void
-
-    init(_ onAccept: @escaping (TCPConnection) -> Void) {
-        self.onAccept = onAccept
     }
 }
 

@@ -24,7 +24,7 @@ func socketPairConnection(
     on loop: EventLoop, options: TCPConnectionOptions = .init()
 ) -> (connection: TCPConnection, peer: Int32) {
     let (fd, peer) = makeSocketPair()
-    let connection: TCPConnection? = loop.withConfinedAccess("socketPairConnection", ifShutDown: nil) {
+    let connection: TCPConnection? = loop.withConfinedState("socketPairConnection", ifShutDown: nil) {
         TCPConnection(fd: fd, loop: loop, options: options, remote: nil)
     }
     guard let connection else { preconditionFailure("socketPairConnection: the loop is shut down") }

@@ -71,7 +71,7 @@ final class TCPModelRun: @unchecked Sendable {
         var options = TCPConnectionOptions()
         // Small, so that output written inside the handler passes it and onWritable follows.
         options.writeHighWaterMark = 32
-        let made: TCPConnection? = loop.withConfinedAccess("TCPModelRun", ifShutDown: nil) {
+        let made: TCPConnection? = loop.withConfinedState("TCPModelRun", ifShutDown: nil) {
             TCPConnection(fd: fd, loop: loop, options: options, remote: nil)
         }
         guard let made else { preconditionFailure("TCPModelRun: the loop is shut down") }
