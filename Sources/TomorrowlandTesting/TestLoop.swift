@@ -127,7 +127,7 @@ public final class TestLoop: PromiseExecutor {
             refuseLateWork(.closure(work))
             return RefusedScheduledWork()
         }
-        return TestLoopScheduledWork(loop: self, id: id)
+        return LoopTimerReference<TestLoopTimerAccess>(loop: self, id: id)
     }
 
     /// Whether the calling thread is running this loop's work right now: true inside work the
