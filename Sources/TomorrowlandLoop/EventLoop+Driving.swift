@@ -162,7 +162,7 @@ extension EventLoop {
         // per drain (W6 counted up to 0.02 per submission, varying with how often the loop drains).
         spareInboxWork = []
         var timers: [InboxTimer] = []
-        let phase = inbox.withLock { inbox -> EventLoopLifecycle.Phase in
+        let phase = inbox.withLock { inbox -> LoopLifecycle.Phase in
             swap(&inbox.work, &taken)
             if !inbox.timers.isEmpty { swap(&inbox.timers, &timers) }
             // Producers may skip the wake-up from now on: the loop checks again before blocking.

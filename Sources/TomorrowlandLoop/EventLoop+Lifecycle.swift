@@ -1,24 +1,20 @@
 import Tomorrowland
+internal import TomorrowlandScheduling
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// How the loop moves through its ``EventLoopLifecycle``: every driver claim, release and shutdown
+/// How the loop moves through its `LoopLifecycle`: every driver claim, release and shutdown
 /// request goes through these functions, under the inbox lock.
 extension EventLoop {
-    /// The calling thread, as the lifecycle names threads.
-    static var currentThread: EventLoopLifecycle.ThreadID {
-        UInt(pthread_self())
-    }
-
     /// The one driver-claim primitive: makes the calling thread the loop's driver if no thread
     /// drives it and it is not closed.
     ///
     /// The lock's acquire hands the loop-confined state over from the previous driver, whose
     /// ``releaseDriver()`` released it under the same lock.
-    func tryClaimDriver(for role: EventLoopLifecycle.Role) -> EventLoopLifecycle.ClaimOutcome {
-        let me = Self.currentThread
+    func tryClaimDriver(for role: LoopLifecycle.Role) -> LoopLifecycle.ClaimOutcome {
+        let me = LoopLifecycle.currentThread
         return inbox.withLock { $0.lifecycle.claim(by: me, for: role) }
     }
 
@@ -54,7 +50,7 @@ extension EventLoop {
     /// Gives up the driver role. If another thread asked for shutdown meanwhile, the caller is
     /// still the driver and tears the loop down first, on this thread.
     func releaseDriver() {
-        let me = Self.currentThread
+        let me = LoopLifecycle.currentThread
         let action = inbox.withLock { $0.lifecycle.release(by: me) }
         // After `.released` the loop-confined state belongs to the next driver: touch nothing.
         if action == .tearDown {
@@ -65,8 +61,9 @@ extension EventLoop {
     /// Tears the loop down after a request this driver noticed between two tasks (its own, or
     /// another thread's that ``takeInbox()`` brought in).
     func tearDownAsRequested() {
-        let me = Self.currentThread
-        inbox.withLock { $0.lifecycle.beginTeardown(by: me) }
+        let me = LoopLifecycle.currentThread
+        let begun = inbox.withLock { $0.lifecycle.beginRequestedTeardown(by: me) }
+        precondition(begun, "EventLoop: teardown begun without a request")
         tearDown()
     }
 

@@ -84,12 +84,7 @@ extension EventLoop: PromiseExecutor {
     /// from another thread (the timer guards itself meanwhile: it does nothing once cancelled).
     /// Does nothing after shutdown, which released every timer.
     public func cancelStoredTimer(_ id: PromiseTimerID) {
-        if inEventLoop {
-            // The removed timer is released here, at once, outside any lock.
-            _ = core.cancel(id)
-        } else {
-            _ = submitOnLoop { [unowned self] in _ = core.cancel(id) }
-        }
+        LoopTimerReference<EventLoopTimerAccess>(loop: self, id: id).cancel()
     }
 
     /// Whether the calling thread is driving this loop; the same as ``inEventLoop``.
@@ -151,6 +146,28 @@ extension EventLoop: PromiseExecutor {
             handle.markCancelled()
         }
         return handle
+    }
+}
+
+/// The handle ``EventLoop/schedule(after:_:)`` returns: cancels one timer (the scheduling engine's
+/// one cancellable timer handle).
+typealias EventLoopScheduledWork = LoopTimerHandle<EventLoopTimerAccess>
+
+/// How the timer handles reach an ``EventLoop``'s timers: in its core, on its thread.
+enum EventLoopTimerAccess: LoopTimerAccess {
+    static func reachesTimers(of loop: EventLoop) -> Bool {
+        loop.inEventLoop
+    }
+
+    static func removeTimer(_ id: PromiseTimerID, from loop: EventLoop) {
+        // The removed timer is released here, at once, outside any lock.
+        _ = loop.core.cancel(id)
+    }
+
+    /// Through the inbox, quietly (the loop's own follow-up work): after shutdown there is no
+    /// timer left to remove.
+    static func hop(to loop: EventLoop, _ body: @escaping @Sendable () -> Void) {
+        _ = loop.submitOnLoop(body)
     }
 }
 

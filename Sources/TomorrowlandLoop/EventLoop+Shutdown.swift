@@ -59,7 +59,7 @@ extension EventLoop {
     /// - Important: For a borrowed base that a host is running, call this on the host's loop
     ///   thread (inside the loop's work), never from another thread while the host runs the base.
     public func shutdown() {
-        let me = Self.currentThread
+        let me = LoopLifecycle.currentThread
         if inEventLoop {
             // Inside the loop's work (the caller is the driver): after the task in progress.
             guard confinedPhase == .open else { return }
@@ -87,7 +87,7 @@ extension EventLoop {
 
         cancelAllWatchers()
         closeAllResources()
-        let me = Self.currentThread
+        let me = LoopLifecycle.currentThread
         var leftovers: [LoopWork] = []
         let closed = drainForShutdown(maxRounds: Self.shutdownDrainRounds)
         var lateTimers: [InboxTimer] = []
@@ -186,7 +186,7 @@ extension EventLoop: ShutdownDrain {
     }
 
     package func closeIfEmpty() -> Bool {
-        let me = Self.currentThread
+        let me = LoopLifecycle.currentThread
         return inbox.withLock { inbox -> Bool in
             guard inbox.work.isEmpty && inbox.timers.isEmpty else { return false }
             inbox.lifecycle.finishTeardown(by: me)

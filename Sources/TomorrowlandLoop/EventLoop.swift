@@ -78,7 +78,7 @@ public final class EventLoop: @unchecked Sendable {
     /// The driver's copy of the lifecycle's phase, read on the hot path without the lock. It
     /// trails the shared phase: a request from another thread reaches it when the driver next
     /// takes the inbox (or gives the loop up).
-    @exclusivity(unchecked) var confinedPhase = EventLoopLifecycle.Phase.open
+    @exclusivity(unchecked) var confinedPhase = LoopLifecycle.Phase.open
     /// Whether tick statistics or stall detection is on, as of the current tick (the driver's
     /// copy of ``monitor``'s settings).
     @exclusivity(unchecked) var isMonitoring = false
@@ -269,7 +269,7 @@ public final class EventLoop: @unchecked Sendable {
 /// ``EventLoop/inbox``.
 struct Inbox {
     /// Who drives the loop and how far shutdown got; the only copy every thread may read.
-    var lifecycle = EventLoopLifecycle()
+    var lifecycle = LoopLifecycle()
     /// Submitted work, in submission order.
     var work: [LoopWork] = []
     /// Timers scheduled from other threads, in scheduling order, each with its place among

@@ -53,8 +53,8 @@
             after delay: Duration, _ work: @escaping @Sendable () -> Void
         ) -> any PromiseScheduledWork {
             if isCurrent {
-                return NIOLoopTimerReference(
-                    executor: self, timerID: timers.insert(at: timers.deadline(after: delay), work))
+                return LoopTimerReference<NIOLoopTimerAccess>(
+                    loop: self, id: timers.insert(at: timers.deadline(after: delay), work))
             }
             let handle = NIOLoopTimerHandle(loop: self)
             scheduleTimer(handle, after: delay, work)
@@ -82,7 +82,7 @@
         /// a hop to the loop from another thread (the timer guards itself meanwhile: it does
         /// nothing once cancelled).
         public func cancelStoredTimer(_ id: PromiseTimerID) {
-            removeTimer(id)
+            LoopTimerReference<NIOLoopTimerAccess>(loop: self, id: id).cancel()
         }
 
         /// Inserts `work` into the loop's timers, at once on the loop's thread, through one
@@ -110,16 +110,29 @@
                 handle.timerID = timers.insert(at: overflow ? .max : deadline, work)
             }
         }
+    }
 
-        /// Removes the timer `timerID` on the loop's thread (now, or through a hop).
-        func removeTimer(_ timerID: PromiseTimerID) {
-            if isCurrent {
-                timers.remove(timerID)
-                return
-            }
-            guard let eventLoop else { return }
-            let timers = self.timers
-            eventLoop.execute { timers.remove(timerID) }
+    /// The handle of a timer of ``NIOEventLoopExecutor`` that needs one: every timer of
+    /// `schedule(after:_:)`, and a self-guarded timer scheduled from another thread (its place in
+    /// the heap is only known once the loop has inserted it). The scheduling engine's one
+    /// cancellable timer handle, as `EventLoop`'s.
+    typealias NIOLoopTimerHandle = LoopTimerHandle<NIOLoopTimerAccess>
+
+    /// How the timer handles reach a ``NIOEventLoopExecutor``'s timers: in its heap, on the loop's
+    /// thread.
+    enum NIOLoopTimerAccess: LoopTimerAccess {
+        static func reachesTimers(of executor: NIOEventLoopExecutor) -> Bool {
+            executor.isCurrent
+        }
+
+        static func removeTimer(_ id: PromiseTimerID, from executor: NIOEventLoopExecutor) {
+            executor.timers.remove(id)
+        }
+
+        /// Through one `execute`: a loop that is gone or shut down has released its timers
+        /// already, and NIO drops the hop.
+        static func hop(to executor: NIOEventLoopExecutor, _ body: @escaping @Sendable () -> Void) {
+            executor.eventLoop?.execute(body)
         }
     }
 #endif

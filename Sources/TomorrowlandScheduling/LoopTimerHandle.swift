@@ -1,54 +1,36 @@
 import Synchronization
 import Tomorrowland
 
-/// How a kind of loop that keeps timers named by ``LoopTimerHandle``s removes one: `EventLoop`'s
-/// and `NIOEventLoopExecutor`'s.
-///
-/// A type of its own (an internal enum in the loop's module), not a conformance of the loop: a
-/// public class's conformance to a protocol of this module would have to be public, and this
-/// module is imported `package` or `internal` only.
-package protocol LoopTimerRemoval {
-    /// The loop that holds the timers.
-    associatedtype Loop: AnyObject & Sendable
-
-    /// Removes the timer of `handle` (``LoopTimerHandle/takeTimerID()``) from `loop` and releases
-    /// its work on the loop's thread: at once when called there, through a hop from another
-    /// thread. Does nothing once the loop has shut down (it released every timer then).
-    static func removeTimer(of handle: LoopTimerHandle<Self>, from loop: Loop)
-}
-
 /// The handle of a loop timer whose work must not start once `cancel()` has returned, whichever
 /// thread called it: what `EventLoop` and `NIOEventLoopExecutor` return from
 /// `schedule(after:_:)`, and from `scheduleSelfGuarded(after:_:)` when they cannot name the timer
-/// at once. (`TestLoop` needs no state of its own: its timers are under its lock, and its handle
-/// is a value.)
+/// at once. (A timer that needs no state of its own has a ``LoopTimerReference``.)
 ///
 /// Three states: pending, started (the work claimed the handle with ``begin()``), cancelled.
 /// ``cancel()`` claims the handle before anything else, so work that begins with ``begin()``
-/// cannot start after it; the timer itself is then removed on the loop's thread
-/// (``LoopTimerRemoval/removeTimer(of:from:)``): at once from there, through a hop from anywhere
-/// else.
+/// cannot start after it; the timer itself is then removed on the loop's thread: at once from
+/// there, through a hop from anywhere else (``LoopTimerAccess``).
 ///
 /// The loop is held without a count (`UnownedReference`), so that a timer's work, which holds
 /// its handle, never keeps its loop alive; a cancel after the loop is gone has nothing to remove.
 ///
 /// `@unchecked Sendable`: `state` is atomic; ``timerID`` is touched on the loop's thread only;
 /// `loop` never changes.
-package final class LoopTimerHandle<Removal: LoopTimerRemoval>: PromiseScheduledWork, @unchecked Sendable {
+package final class LoopTimerHandle<Access: LoopTimerAccess>: PromiseScheduledWork, @unchecked Sendable {
     private enum State: UInt8 {
         case pending = 0
         case started = 1
         case cancelled = 2
     }
 
-    private let loop: UnownedReference<Removal.Loop>
+    private let loop: UnownedReference<Access.Loop>
     private let state = Atomic<UInt8>(State.pending.rawValue)
     /// Where the timer is in the loop's timers, once inserted. On the loop's thread only
     /// (unchecked exclusivity: plain reads and writes, no user code in between).
     @exclusivity(unchecked) package var timerID: PromiseTimerID?
 
     /// A pending handle for a timer of `loop`.
-    package init(loop: Removal.Loop) {
+    package init(loop: Access.Loop) {
         self.loop = UnownedReference(loop)
     }
 
@@ -89,7 +71,16 @@ package final class LoopTimerHandle<Removal: LoopTimerRemoval>: PromiseScheduled
                 ordering: .acquiringAndReleasing
             ).exchanged, let loop = loop.load()
         else { return }
-        Removal.removeTimer(of: self, from: loop)
+        if Access.reachesTimers(of: loop) {
+            removeTimer(from: loop)
+            return
+        }
+        // The hop holds the handle, whose reference to the loop has no count: waiting in the
+        // loop's own queue, it does not keep the loop alive.
+        Access.hop(to: loop) { [self] in
+            guard let loop = self.loop.load() else { return }
+            removeTimer(from: loop)
+        }
     }
 
     /// The timer's identifier, once: `nil` if the timer was never inserted or was already taken.
@@ -97,5 +88,10 @@ package final class LoopTimerHandle<Removal: LoopTimerRemoval>: PromiseScheduled
     package func takeTimerID() -> PromiseTimerID? {
         defer { timerID = nil }
         return timerID
+    }
+
+    /// Removes the timer from `loop`, if it was inserted and not removed yet. On the loop's thread.
+    private func removeTimer(from loop: Access.Loop) {
+        if let timerID = takeTimerID() { Access.removeTimer(timerID, from: loop) }
     }
 }

@@ -53,7 +53,9 @@ extension TestLoop {
     /// done). Otherwise it shuts down on the calling thread before returning. Calling it again does
     /// nothing. Work runs on the thread that shuts the loop down.
     public func shutdown() {
-        let action = state.withLock { $0.lifecycle.requestShutdown() }
+        let action = state.withLock { $0.lifecycle.requestShutdown(by: LoopLifecycle.currentThread) }
+        // `.tearDownAfterCurrentTask` and `.wakeDriver` both leave the teardown to the driving
+        // call, which asks for it before each item and when it ends.
         if action == .tearDownNow {
             ExecutionFlags.running(on: self) { tearDown() }
         }
@@ -75,8 +77,9 @@ extension TestLoop {
         // Work that keeps queueing work: close anyway, and refuse what is left, outside the lock
         // (refusing runs deinitializers and cancelled promises' callbacks, which may submit again
         // and are refused in turn).
+        let me = LoopLifecycle.currentThread
         let leftovers = state.withLock { state in
-            state.lifecycle.finishTeardown()
+            state.lifecycle.finishTeardown(by: me)
             return state.core.removeAllReady() + state.core.removeAllTimers()
         }
         for work in leftovers { refuseLateWork(work) }
@@ -101,9 +104,10 @@ extension TestLoop: ShutdownDrain {
     package func takeSubmissions() {}
 
     package func closeIfEmpty() -> Bool {
-        state.withLock { state -> Bool in
+        let me = LoopLifecycle.currentThread
+        return state.withLock { state -> Bool in
             guard state.core.isEmpty else { return false }
-            state.lifecycle.finishTeardown()
+            state.lifecycle.finishTeardown(by: me)
             return true
         }
     }

@@ -61,8 +61,8 @@ package import TomorrowlandScheduling
 public final class TestLoop: PromiseExecutor {
     struct State: ~Copyable {
         let core = SchedulingCore()
-        /// Whether a driving call is in progress (on any thread), and how far shutdown has got.
-        var lifecycle = TestLoopLifecycle()
+        /// Which thread's driving call (or shutdown) holds the loop, and how far shutdown has got.
+        var lifecycle = LoopLifecycle()
         /// Whether the test said it leaves work pending on purpose (`expectPendingWorkAtEnd()`).
         var expectsPendingWorkAtEnd = false
     }
@@ -127,7 +127,7 @@ public final class TestLoop: PromiseExecutor {
             refuseLateWork(.closure(work))
             return RefusedScheduledWork()
         }
-        return TestLoopScheduledWork(loop: self, id: id)
+        return LoopTimerReference<TestLoopTimerAccess>(loop: self, id: id)
     }
 
     /// Whether the calling thread is running this loop's work right now: true inside work the
@@ -285,6 +285,7 @@ public final class TestLoop: PromiseExecutor {
         }
         if shouldStop() { return .stopped }
         guard beginDriving() else { return .shutDown }
+        let me = LoopLifecycle.currentThread
         defer { endDriving() }
         return ExecutionFlags.running(on: self) {
             var steps = 0
@@ -292,7 +293,7 @@ public final class TestLoop: PromiseExecutor {
             while true {
                 if !stopping && steps > 0 && shouldStop() { stopping = true }
                 let next = state.withLock { state -> Step in
-                    if state.lifecycle.beginRequestedTeardown() { return .tearDown }
+                    if state.lifecycle.beginRequestedTeardown(by: me) { return .tearDown }
                     let core = state.core
                     if core.isInRound && core.hasWorkDueNow {
                         if steps == maxSteps && !stopping {
@@ -340,10 +341,11 @@ public final class TestLoop: PromiseExecutor {
         }
         guard beginDriving() else { return }
         defer { endDriving() }
+        let me = LoopLifecycle.currentThread
         ExecutionFlags.running(on: self) {
             while true {
                 let next = state.withLock { state -> Step in
-                    if state.lifecycle.beginRequestedTeardown() { return .tearDown }
+                    if state.lifecycle.beginRequestedTeardown(by: me) { return .tearDown }
                     let core = state.core
                     if core.isInRound, let work = core.nextInRound() { return .run(work) }
                     guard let look = core.nextLook(notAfter: target) else {
@@ -369,20 +371,23 @@ public final class TestLoop: PromiseExecutor {
         }
     }
 
-    /// Makes the calling driving call the loop's driver.
+    /// Makes the calling thread the loop's driver, for one driving call.
     ///
     /// - Returns: False when the loop was shut down: the call does nothing.
     private func beginDriving() -> Bool {
-        switch state.withLock({ $0.lifecycle.claim() }) {
+        let me = LoopLifecycle.currentThread
+        switch state.withLock({ $0.lifecycle.claim(by: me, for: .drive) }) {
         case .claimed:
             return true
-        case .closed:
+        case .refused(.closed):
             return false
-        case .alreadyDriven:
-            precondition(
-                !isCurrent,
+        case .refused(.drivenByCaller):
+            preconditionFailure(
                 "TestLoop driven from inside its own work; drive it from the test, and submit work instead of running it inline"
             )
+        case .refused(.drivenByAnotherThread), .refused(.visitedByAnotherThread):
+            // A visit is another thread's shutdown of the idle loop: no deterministic meaning
+            // either, so not waited out as on `EventLoop`.
             preconditionFailure(
                 "TestLoop driven from two threads at once; drive it from one thread only")
         }
@@ -391,7 +396,8 @@ public final class TestLoop: PromiseExecutor {
     /// Ends a driving call; tears the loop down first if another thread asked for ``shutdown()``
     /// after the call last looked.
     private func endDriving() {
-        if state.withLock({ $0.lifecycle.release() }) {
+        let me = LoopLifecycle.currentThread
+        if state.withLock({ $0.lifecycle.release(by: me) }) == .tearDown {
             ExecutionFlags.running(on: self) { tearDown() }
         }
     }

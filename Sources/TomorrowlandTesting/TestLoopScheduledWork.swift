@@ -1,19 +1,22 @@
 import Tomorrowland
 internal import TomorrowlandScheduling
 
-/// The handle ``TestLoop/schedule(after:_:)`` returns: cancels one virtual timer.
-///
-/// A value of three words (the loop and the timer's identifier), so returning it as
-/// `any PromiseScheduledWork` allocates nothing.
-struct TestLoopScheduledWork: PromiseScheduledWork {
-    let loop: TestLoop
-    let id: PromiseTimerID
+/// How the timer handle ``TestLoop/schedule(after:_:)`` returns (a `LoopTimerReference`, three
+/// words: returned as `any PromiseScheduledWork`, it allocates nothing) reaches the loop's virtual
+/// timers: under the loop's lock, from any thread.
+enum TestLoopTimerAccess: LoopTimerAccess {
+    static func reachesTimers(of loop: TestLoop) -> Bool {
+        true
+    }
 
-    /// Removes the timer in O(log n) and releases its work, if it has not run yet.
-    ///
-    /// Safe from any thread; does nothing after the timer ran or was cancelled.
-    func cancel() {
+    /// In O(log n); the work is released after unlocking.
+    static func removeTimer(_ id: PromiseTimerID, from loop: TestLoop) {
         loop.cancel(id)
+    }
+
+    /// Runs `body` at once: every thread reaches the loop's timers, so nothing hops.
+    static func hop(to loop: TestLoop, _ body: @escaping @Sendable () -> Void) {
+        body()
     }
 }
 
