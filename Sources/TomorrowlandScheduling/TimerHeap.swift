@@ -69,30 +69,25 @@ package struct TimerHeap<Payload>: ~Copyable {
         /// The sequence number of the timer in this slot (of the last one, when free).
         @usableFromInline var sequence: UInt64
         /// The timer's deadline while it is in the run (unused otherwise).
-        @usableFromInline var deadline: UInt64
+        @usableFromInline var deadline: UInt64 = 0
         /// Where the timer is: its entry's index in the heap (`>= 0`), or ``Slot/inRun``. While
         /// the slot is free it links the free list instead, encoded below zero: `-1` ends the
         /// list, `-(n + 2)` points to slot `n`.
-        @usableFromInline var link: Int
+        @usableFromInline var link = 0
         /// The previous and next slots in the run, ``Slot/none`` at its ends (while in the run).
-        @usableFromInline var previous: UInt32
-        @usableFromInline var next: UInt32
+        @usableFromInline var previous: UInt32 = Slot.none
+        @usableFromInline var next: UInt32 = Slot.none
 
         /// The `link` of a timer in the run: below every free-list encoding of a slot number.
         @inlinable static var inRun: Int { Int.min }
         /// No slot, at the ends of the run.
         @inlinable static var none: UInt32 { UInt32.max }
 
+        /// A new slot holding `payload`; where the timer is gets set where it is placed.
         @inlinable
-        init(
-            payload: consuming Payload?, sequence: UInt64, deadline: UInt64, link: Int, previous: UInt32, next: UInt32
-        ) {
+        init(payload: consuming Payload, sequence: UInt64) {
             self.payload = payload
             self.sequence = sequence
-            self.deadline = deadline
-            self.link = link
-            self.previous = previous
-            self.next = next
         }
     }
 
@@ -341,9 +336,7 @@ package struct TimerHeap<Payload>: ~Copyable {
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
         (slots + slotCount).initialize(
-            to: Slot(
-                payload: consume payload, sequence: sequence, deadline: 0, link: 0, previous: Slot.none,
-                next: Slot.none))
+            to: Slot(payload: consume payload, sequence: sequence))
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }

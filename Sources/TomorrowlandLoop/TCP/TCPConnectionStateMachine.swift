@@ -54,21 +54,8 @@ struct TCPConnectionStateMachine: Hashable, Sendable {
     /// ``TCPConnection/isWritable`` was false since `onWritable` was last called.
     private(set) var wasUnwritable = false
 
-    init() {}
-
-    /// A state with every field given (tests enumerate states with it).
-    init(
-        lifecycle: Lifecycle, reader: Reader, isReadingPaused: Bool, isInputEnded: Bool, output: Output,
-        isDeliveringInput: Bool, wasUnwritable: Bool
-    ) {
-        self.lifecycle = lifecycle
-        self.reader = reader
-        self.isReadingPaused = isReadingPaused
-        self.isInputEnded = isInputEnded
-        self.output = output
-        self.isDeliveringInput = isDeliveringInput
-        self.wasUnwritable = wasUnwritable
-    }
+    // The initializers are the synthesized ones: `init()`, the open state, and the memberwise
+    // one with every field, with which the tests enumerate states.
 
     // MARK: Derived
 
