@@ -112,16 +112,7 @@ extension EventLoop {
             core.enqueue(.closure(body))
             return true
         }
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard inbox.lifecycle.admitsWork else { return nil }
-            inbox.work.append(.closure(body))
-            if inbox.wakeupPending { return false }
-            inbox.wakeupPending = true
-            return true
-        }
-        guard let mustWake = accepted else { return false }
-        if mustWake { wakeUp() }
-        return true
+        return appendToInbox { $0.work.append(.closure(body)) }
     }
 }
 

@@ -226,18 +226,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Queues `work` from a thread that does not drive the loop: into the inbox, waking the
     /// loop unless a wake-up is already pending. After shutdown, refuses it and returns false.
     private func enqueueIntoInbox(_ work: LoopWork) -> Bool {
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard inbox.lifecycle.admitsWork else { return nil }
-            inbox.work.append(work)
-            if inbox.wakeupPending { return false }
-            inbox.wakeupPending = true
-            return true
-        }
-        guard let mustWake = accepted else {
+        guard appendToInbox({ $0.work.append(work) }) else {
             refuseLateWork(work)
             return false
         }
-        if mustWake { wakeUp() }
         return true
     }
 
@@ -245,9 +237,19 @@ public final class EventLoop: @unchecked Sendable {
     /// the loop unless a wake-up is already pending. Returns false after shutdown (the timer is
     /// not kept then).
     func enqueueTimerIntoInbox(_ handle: EventLoopScheduledWork, deadline: UInt64, _ work: LoopWork) -> Bool {
+        appendToInbox { inbox in
+            inbox.timers.append(InboxTimer(position: inbox.work.count, handle: handle, deadline: deadline, work: work))
+        }
+    }
+
+    /// Runs `append` on the inbox under its lock if the loop still admits work, then wakes the
+    /// loop unless a wake-up is already pending; returns false, having appended nothing, once the
+    /// loop is closed. The one way work from other threads enters the inbox.
+    @inline(__always)
+    func appendToInbox(_ append: (inout Inbox) -> Void) -> Bool {
         let accepted = inbox.withLock { inbox -> Bool? in
             guard inbox.lifecycle.admitsWork else { return nil }
-            inbox.timers.append(InboxTimer(position: inbox.work.count, handle: handle, deadline: deadline, work: work))
+            append(&inbox)
             if inbox.wakeupPending { return false }
             inbox.wakeupPending = true
             return true
