@@ -80,11 +80,15 @@ public final class SimulatedHost: @unchecked Sendable {
     var ends: [SimulatedLinkEnd] = []
     /// The next ephemeral port to try.
     var nextEphemeralPort: UInt16 = 49152
+    /// The network the host is on. Unowned: the network owns its hosts, and what reaches the
+    /// network through a host (its ports) lives only while the network does.
+    unowned let network: SimulatedNetwork
 
     init(name: String, address: String, index: Int, loopCount: Int, simulation: SimulatedNetwork) {
         self.name = name
         self.address = address
         self.index = index
+        network = simulation
         let loops = (0..<loopCount).map { _ in EventLoop(backend: SimulatedLoopBackend(network: simulation)) }
         self.loops = loops
         group = EventLoopGroup(externallyDrivenLoops: loops)

@@ -331,8 +331,7 @@ public final class SimulatedNetwork: @unchecked Sendable {
         let number = requested == 0 ? host.ephemeralPort() : requested
         guard host.ports[number] == nil else { return .failure(.bindFailed(errno: EADDRINUSE)) }
         guard !host.isOutOfDescriptors else { return .failure(.bindFailed(errno: EMFILE)) }
-        let port = SimulatedPort(
-            network: self, host: host, port: number, loop: loop, backlog: Int(options.backlog), binding: binding)
+        let port = SimulatedPort(host: host, port: number, loop: loop, backlog: Int(options.backlog), binding: binding)
         host.ports[number] = port
         record(.bind, "\(host.name):\(number)")
         return .success(

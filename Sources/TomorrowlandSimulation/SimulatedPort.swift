@@ -9,7 +9,6 @@ import TomorrowlandLoop
 /// beyond that is dropped, as Linux drops its SYN, and the connecting host sends it again after
 /// its retransmission timeout (1 s, doubling), so it gets in once there is room or times out.
 final class SimulatedPort: TCPAcceptor {
-    unowned let network: SimulatedNetwork
     let host: SimulatedHost
     let port: UInt16
     let loop: EventLoop
@@ -28,11 +27,7 @@ final class SimulatedPort: TCPAcceptor {
     /// Linux's `somaxconn` default: the cap on a listener's backlog.
     static let maximumBacklog = 4096
 
-    init(
-        network: SimulatedNetwork, host: SimulatedHost, port: UInt16, loop: EventLoop, backlog: Int,
-        binding: SimulatedBinding
-    ) {
-        self.network = network
+    init(host: SimulatedHost, port: UInt16, loop: EventLoop, backlog: Int, binding: SimulatedBinding) {
         self.host = host
         self.port = port
         self.loop = loop
@@ -50,7 +45,7 @@ final class SimulatedPort: TCPAcceptor {
 
     func setAccepting(_ enabled: Bool) {
         isAccepting = enabled
-        if enabled { network.scheduleAccept(self) }
+        if enabled { host.network.scheduleAccept(self) }
     }
 
     func close() {
@@ -63,7 +58,7 @@ final class SimulatedPort: TCPAcceptor {
         let waiting = backlog
         backlog = []
         for end in waiting {
-            network.abort(end, reason: "backlog of closed port \(port)")
+            host.network.abort(end, reason: "backlog of closed port \(port)")
             host.ends.removeAll { $0 === end }
         }
     }
