@@ -55,8 +55,8 @@ extension EventLoop {
     func drive(until isDone: () -> Bool) {
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
-            backend.driveWillStart()
-            defer { backend.driveDidEnd() }
+            backend.dynamic.driveWillStart()
+            defer { backend.dynamic.driveDidEnd() }
             while true {
                 runTick()
                 if shutdownRequested {
@@ -95,8 +95,8 @@ extension EventLoop {
         guard claimDriver("runUntilIdle()") else { return }
         defer { releaseDriver() }
         ExecutionFlags.running(on: self) {
-            backend.driveWillStart()
-            defer { backend.driveDidEnd() }
+            backend.dynamic.driveWillStart()
+            defer { backend.dynamic.driveDidEnd() }
             while true {
                 backend.poll(blocking: false)
                 let ran = runTick()

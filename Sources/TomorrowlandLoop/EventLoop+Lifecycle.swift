@@ -25,7 +25,7 @@ extension EventLoop {
     /// driving, or the loop's own work driving it again) is a precondition failure that says
     /// what to do instead.
     func claimDriver(_ operation: StaticString) -> Bool {
-        backend.checkCanBeDriven(operation)
+        backend.dynamic.checkCanBeDriven(operation)
         while true {
             switch tryClaimDriver(for: .drive) {
             case .claimed:

@@ -18,7 +18,7 @@ extension EventLoop {
     ///   it short (it delays the next tick), and do not block on the loop from it.
     @preconcurrency
     public func enableTickStatistics(observer: (@Sendable (LoopTick) -> Void)? = nil) {
-        guard backend.supportsMonitoring else { return }
+        guard backend.dynamic.supportsMonitoring else { return }
         monitor.update { settings in
             settings.measuresTicks = true
             settings.tickObserver = observer
@@ -84,7 +84,7 @@ extension EventLoop {
         report: @escaping @Sendable (LoopStall) -> Void = LoopStall.writeToStandardError
     ) {
         precondition(threshold > .zero, "EventLoop.enableStallDetection(threshold:report:) needs a positive threshold")
-        guard backend.supportsMonitoring else { return }
+        guard backend.dynamic.supportsMonitoring else { return }
         monitor.enableStallDetection(threshold: threshold, report: report)
     }
 

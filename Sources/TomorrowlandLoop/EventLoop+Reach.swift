@@ -97,7 +97,7 @@ extension EventLoop {
         // A backend without visits (a borrowed base may be inside the host's `event_base_loop` on
         // another thread even when no thread holds `driver`; a simulated host runs in the
         // network's order): only hop there.
-        if backend.admitsVisitsWhileUndriven, tryClaimDriver(for: .visit) == .claimed {
+        if backend.dynamic.admitsVisitsWhileUndriven, tryClaimDriver(for: .visit) == .claimed {
             defer { releaseDriver() }
             ExecutionFlags.running(on: self) { body() }
             return true

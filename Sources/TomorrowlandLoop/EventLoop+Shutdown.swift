@@ -110,7 +110,7 @@ extension EventLoop {
         leftovers.removeAll()
         for timer in core.removeAllTimers() { timer.releaseUnrun() }
 
-        backend.loopDidShutDown(self)
+        backend.dynamic.loopDidShutDown(self)
         monitor.close()
         reportPendingPromisesAtShutdown()
     }
@@ -154,7 +154,7 @@ extension EventLoop {
         for work in queued {
             if case .promiseJob(let job) = work { job.abandon() }
         }
-        backend.loopWasReleased(self, watchers: orphanedWatchers)
+        backend.dynamic.loopWasReleased(self, watchers: orphanedWatchers)
         monitor.close()
     }
 

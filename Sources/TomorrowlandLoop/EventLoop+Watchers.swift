@@ -90,7 +90,8 @@ extension EventLoop {
         guard !isShuttingDown else { throw EventLoopError.shutDown }
         let watcher = EventLoopWatcher(
             loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
-        watcher.registration = try backend.addDescriptorWatch(watcher, fd: fd, events: events, isOneShot: isOneShot)
+        watcher.registration = try backend.dynamic.addDescriptorWatch(
+            watcher, fd: fd, events: events, isOneShot: isOneShot)
         watchers[ObjectIdentifier(watcher)] = watcher
         return watcher
     }
@@ -107,7 +108,8 @@ extension EventLoop {
         }
         let watcher = EventLoopWatcher(
             loop: self, isOneShot: isOneShot, handlerEntryPoint: handlerEntryPoint, handler: handler)
-        watcher.registration = try backend.addSignalWatch(watcher, signal: signal, isOneShot: isOneShot, on: self)
+        watcher.registration = try backend.dynamic.addSignalWatch(
+            watcher, signal: signal, isOneShot: isOneShot, on: self)
         watchers[ObjectIdentifier(watcher)] = watcher
         return watcher
     }

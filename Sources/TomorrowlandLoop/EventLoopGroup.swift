@@ -20,7 +20,7 @@ public final class EventLoopGroup: Sendable {
     /// Wraps loops that their backend drives (a simulated host's): no thread is started.
     /// Shutting the group down shuts the loops down on the calling thread (the simulation's).
     package init(externallyDrivenLoops loops: [EventLoop]) {
-        precondition(!loops.isEmpty && loops.allSatisfy(\.backend.isDrivenExternally))
+        precondition(!loops.isEmpty && loops.allSatisfy(\.backend.dynamic.isDrivenExternally))
         self.loops = loops
     }
 

@@ -50,7 +50,7 @@ final class TCPConnector: @unchecked Sendable {
             resolver.reject(with: .closed)
             return
         }
-        if let refusal = loop.backend.connectRefusal {
+        if let refusal = loop.backend.dynamic.connectRefusal {
             resolver.reject(with: refusal)
             return
         }
@@ -76,7 +76,7 @@ final class TCPConnector: @unchecked Sendable {
             _ = loop.submitOnLoop(runsInlineWhenPossible: true) { [self] in resolved(answer) }
         }
         self.resolution = resolution
-        loop.backend.nameResolver(replacing: nameResolver).resolve(resolution)
+        loop.backend.dynamic.nameResolver(replacing: nameResolver).resolve(resolution)
     }
 
     /// The resolver answered; on the loop's thread.
@@ -103,7 +103,7 @@ final class TCPConnector: @unchecked Sendable {
         }
         let address = addresses[nextAddress]
         nextAddress += 1
-        let started = loop.backend.connect(to: address, from: loop, options: options) { [self] outcome in
+        let started = loop.backend.dynamic.connect(to: address, from: loop, options: options) { [self] outcome in
             attempt = nil
             switch outcome {
             case .success(let transport):

@@ -38,7 +38,7 @@ extension TCPListener {
     ) -> Promise<TCPListener, TCPError> {
         let target: TCPListenTarget
         do {
-            target = try loop.backend.listenTarget(host: host, port: port)
+            target = try loop.backend.dynamic.listenTarget(host: host, port: port)
         } catch {
             return Promise(rejected: error)
         }
@@ -46,7 +46,7 @@ extension TCPListener {
         let request = BindRequest(resolver)
         let queued = loop.submitOnLoop(runsInlineWhenPossible: true) {
             request.resolver.resolve(
-                with: loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept))
+                with: loop.backend.dynamic.bindListener(target, on: loop, options: options, onAccept: onAccept))
         }
         if !queued { resolver.reject(with: .closed) }
         return promise

@@ -120,14 +120,14 @@ public final class TCPListener: @unchecked Sendable {
         options: TCPListenerOptions = .init(),
         onAccept: @escaping (TCPConnection) -> Void
     ) throws(TCPError) -> TCPListener {
-        let target = try loop.backend.listenTarget(host: host, port: port)
+        let target = try loop.backend.dynamic.listenTarget(host: host, port: port)
         // At once on the loop's thread; on this thread when it can hold the idle loop (a borrowed
         // base too, as for watchers: the host must not run its base meanwhile, as documented
         // there); else on the loop's thread through the inbox, this thread waiting.
         return try loop.withConfinedState(
             "TCPListener.listen(host:port:on:options:onAccept:)", ifShutDown: .failure(.closed)
         ) {
-            loop.backend.bindListener(target, on: loop, options: options, onAccept: onAccept)
+            loop.backend.dynamic.bindListener(target, on: loop, options: options, onAccept: onAccept)
         }.get()
     }
 
