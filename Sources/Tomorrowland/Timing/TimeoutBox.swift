@@ -54,7 +54,9 @@ where Mapping.Value == Value, Mapping.Upstream == Error, Mapping.Failure == E {
     /// zero or negative delay. Call once, after the box is registered on its upstream.
     @usableFromInline
     func start(after delay: Duration) {
-        if delay <= .zero {
+        // `attoseconds` is emitted into this module: `<=` on `Duration` is two calls into the
+        // standard library (the `.zero` getter and `<`).
+        if delay.attoseconds <= 0 {
             runNow()
         } else {
             context.withExecutor { arm(after: delay, on: $0) }
@@ -230,11 +232,16 @@ extension PromiseContext {
     /// Whether this context names its executor (`.executor(e)`, or `.nowOr(_:)` of one): then
     /// ``executor`` gives back that same instance every time, so a timer stored in it can be
     /// cancelled through the context later.
+    @inline(__always)
     var namesExecutor: Bool {
-        switch self {
-        case .executor: return true
-        case .nowOr(let inner): return inner.namesExecutor
-        default: return false
-        }
+        // `.executor(e)` checked inline, without binding (or copying) the payload.
+        if case .executor = self { return true }
+        return nowOrNamesExecutor
+    }
+
+    /// Whether this context is a `.nowOr(_:)` of a context that names its executor.
+    private var nowOrNamesExecutor: Bool {
+        guard case .nowOr(let inner) = self else { return false }
+        return inner.namesExecutor
     }
 }
