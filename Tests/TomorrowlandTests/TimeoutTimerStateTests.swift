@@ -28,12 +28,14 @@ struct TimeoutTimerStateTests {
         var holds = false
         var handle: ObjectIdentifier?
 
+        /// The snapshot of a link with these contents.
         init(storedTimer: PromiseTimerID? = nil, holds: Bool = false, handle: AnyObject? = nil) {
             self.storedTimer = storedTimer
             self.holds = holds
             self.handle = handle.map(ObjectIdentifier.init)
         }
 
+        /// What `link` holds.
         init(_ link: State.Link) {
             switch link {
             case .none: self.init()
@@ -185,6 +187,7 @@ struct TimeoutTimerStateTests {
 
     @Test("a cancel's link cancels the stored timer by its identifier, or the holder's handle")
     func aCancelledLinkCancelsWhatItHolds() {
+        /// A handle that counts its cancels (touched by this test's thread only).
         final class Counting: PromiseScheduledWork, @unchecked Sendable {
             var cancels = 0
             func cancel() { cancels += 1 }

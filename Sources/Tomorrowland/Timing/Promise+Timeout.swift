@@ -136,6 +136,7 @@ protocol TimeoutMapping {
 /// The generic `timeout`: a rejection `e` becomes ``PromiseTimeoutError/rejected(_:)``.
 @usableFromInline
 enum TimeoutRejecting<Value, Upstream>: TimeoutMapping {
+    /// The value and a cancellation as they are; a rejection `e` as ``PromiseTimeoutError/rejected(_:)``.
     @inlinable
     static func map(_ result: PromiseResult<Value, Upstream>) -> PromiseResult<Value, PromiseTimeoutError<Upstream>> {
         switch result {
@@ -145,6 +146,7 @@ enum TimeoutRejecting<Value, Upstream>: TimeoutMapping {
         }
     }
 
+    /// ``PromiseTimeoutError/timedOut``.
     @inlinable
     static var timedOut: PromiseTimeoutError<Upstream> {
         .timedOut
@@ -154,11 +156,13 @@ enum TimeoutRejecting<Value, Upstream>: TimeoutMapping {
 /// The `timeout` of a promise whose error is `Swift.Error`: rejections pass through unchanged.
 @usableFromInline
 enum TimeoutPassing<Value>: TimeoutMapping {
+    /// The upstream's result as it is.
     @inlinable
     static func map(_ result: PromiseResult<Value, any Swift.Error>) -> PromiseResult<Value, any Swift.Error> {
         result
     }
 
+    /// `PromiseTimeoutError<Swift.Error>.timedOut`, boxed only when a timeout fires.
     @inlinable
     static var timedOut: any Swift.Error {
         PromiseTimeoutError<any Swift.Error>.timedOut
