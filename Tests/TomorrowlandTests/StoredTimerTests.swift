@@ -106,6 +106,27 @@ struct StoredTimerTests {
         executor.runSubmitted()
         #expect(timeout.result == .value(3))
     }
+
+    @Test func aTimeoutOnANowOrContextStoresItsTimerAndCancelsItOnTheNamedExecutor() {
+        let executor = StoringTimerExecutor(stores: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .nowOr(.executor(executor)), delay: .seconds(30))
+        #expect(executor.storedCount == 1)
+        resolver.fulfill(with: 4)
+        #expect(executor.events == ["store 1 \(Duration.seconds(30))", "cancel 1"])
+        #expect(executor.storedCount == 0)
+        executor.runSubmitted()
+        #expect(timeout.result == .value(4))
+    }
+
+    @Test func aTimeoutWhoseContextDoesNotNameItsExecutorNeverStoresItsTimer() {
+        // `.immediate` is `.auto` as evaluated at creation: a Dispatch executor, which declines;
+        // the timer is armed self-guarded, and the upstream's result still cancels it.
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .immediate, delay: .seconds(30))
+        resolver.fulfill(with: 5)
+        #expect(timeout.result == .value(5))
+    }
 }
 
 /// Stores promise timers as an event loop does (or declines, as the default does), records every

@@ -29,13 +29,28 @@ struct TimerReservationTests {
         #expect(timeout.result == .error(.timedOut))
     }
 
-    @Test func aTimeoutWhoseUpstreamResolvedAlreadyFreesItsReservationWithoutArming() throws {
+    @Test func aTimeoutWhoseUpstreamResolvedAlreadyReservesNothingAndArmsNothing() throws {
+        // A timeout reserves its place as it arms, after registering on its upstream: a resolved
+        // upstream has cancelled the timer by then.
         let executor = TimerSpyExecutor(reserves: true)
         let timeout = Promise<Int, String>(fulfilled: 1).timeout(on: .executor(executor), delay: .seconds(5))
-        #expect(executor.events == ["reserve", "free reservation"])
+        #expect(executor.events == [])
         // The result hops to the executor like any callback.
         executor.runSubmitted()
         #expect(timeout.result == .value(1))
+    }
+
+    @Test func aTimeoutArmedThroughItsReservationIsCancelledByItsUpstreamsResult() throws {
+        let executor = TimerSpyExecutor(reserves: true)
+        let (upstream, resolver) = Promise<Int, String>.makeWithResolver()
+        let timeout = upstream.timeout(on: .executor(executor), delay: .seconds(5))
+        #expect(executor.holdsWork)
+        resolver.fulfill(with: 2)
+        // The handle the reservation returned is cancelled inside `fulfill`.
+        #expect(executor.events == ["reserve", "arm \(Duration.seconds(5))", "cancel"])
+        #expect(!executor.holdsWork)
+        executor.runSubmitted()
+        #expect(timeout.result == .value(2))
     }
 
     @Test func aTimeoutCancelledBeforeFiringReleasesTheExecutorsWorkAtOnce() throws {

@@ -41,13 +41,7 @@ extension Promise {
     public func timeout(
         on context: PromiseContext = .nowOr(.auto), delay: Duration
     ) -> Promise<Value, PromiseTimeoutError<Error>> {
-        makeTimeout(on: context, delay: delay, timedOut: .timedOut) { result in
-            switch result {
-            case .value(let value): return .value(value)
-            case .error(let error): return .error(.rejected(error))
-            case .cancelled: return .cancelled
-            }
-        }
+        makeTimeout(on: context, delay: delay, mapping: TimeoutRejecting<Value, Error>.self)
     }
 
     /// The machinery of every `timeout` form.
@@ -57,22 +51,13 @@ extension Promise {
     /// takes the ordinary callback path, and the timer is cancelled the moment the upstream
     /// resolves. What the executor holds is one ``PromiseTimerHold`` on that box.
     @inlinable
-    func makeTimeout<E>(
-        on context: PromiseContext,
-        delay: Duration,
-        timedOut: E,
-        transform: @escaping @Sendable (PromiseResult<Value, Error>) -> PromiseResult<Value, E>
-    ) -> Promise<Value, E> {
-        typealias Box = TimeoutBox<Value, Error, E>
-        // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
-        // operation queue gets its place in line now.
-        let executor = context.executor
-        let reservation = executor.reserveTimerSlot()
+    func makeTimeout<Mapping: TimeoutMapping>(
+        on context: PromiseContext, delay: Duration, mapping: Mapping.Type
+    ) -> Promise<Value, Mapping.Failure> where Mapping.Value == Value, Mapping.Upstream == Error {
+        typealias E = Mapping.Failure
+        typealias Box = TimeoutBox<Value, Error, E, Mapping>
         // The handler captures nothing (it reads the box), so it needs no allocation.
-        let child = Box(
-            context: context, executor: executor, reservation: reservation, timedOut: timedOut,
-            transform: transform
-        ) { child, source, stage in
+        let handler: Box.Handler = { child, source, stage in
             // CoreInvariants: "Handler stages and outcomes": a handler is only ever called with its own box as `child`.
             let child = unsafeDowncast(child, to: Box.self)
             switch stage {
@@ -82,16 +67,19 @@ extension Promise {
                 if child.upstreamArrived() { return .settled(nil) }
                 return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
             case .run:
-                return .settled(child.settle(child.transform(PromiseBox<Value, Error>.resolvedResult(of: source))))
+                return .settled(child.settle(Mapping.map(PromiseBox<Value, Error>.resolvedResult(of: source))))
             case .abandon:
                 return .settled(child.settle(.cancelled))
             }
         }
+        let child = Box(context: context, handler: handler)
         let promise = Promise<Value, E>(box: child)
         // Its cancel request reaches this promise once, through the inline link (F7); so does the
         // timeout, when it fires.
         box.registerNewChild(child)
-        child.start(after: delay, on: executor)
+        // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
+        // operation queue gets its place in line now.
+        child.start(after: delay)
         return promise
     }
 }
@@ -123,6 +111,60 @@ extension Promise where Error == Swift.Error {
     /// The `Duration` form of ``timeout(on:delay:)-7x0kk``, with the same rules.
     @inlinable
     public func timeout(on context: PromiseContext = .nowOr(.auto), delay: Duration) -> Promise<Value, Swift.Error> {
-        makeTimeout(on: context, delay: delay, timedOut: PromiseTimeoutError<Swift.Error>.timedOut) { $0 }
+        makeTimeout(on: context, delay: delay, mapping: TimeoutPassing<Value>.self)
+    }
+}
+
+/// What a `timeout` makes of its upstream's result, and its rejection when it fires: static, so
+/// that the ``TimeoutBox`` stores neither (a closure and an error value).
+@usableFromInline
+protocol TimeoutMapping {
+    /// The promises' value.
+    associatedtype Value
+    /// The upstream promise's error.
+    associatedtype Upstream
+    /// The timeout promise's error.
+    associatedtype Failure
+
+    /// The timeout promise's result for the upstream's `result`.
+    static func map(_ result: PromiseResult<Value, Upstream>) -> PromiseResult<Value, Failure>
+
+    /// The timeout promise's rejection when its timer fires first.
+    static var timedOut: Failure { get }
+}
+
+/// The generic `timeout`: a rejection `e` becomes ``PromiseTimeoutError/rejected(_:)``.
+@usableFromInline
+enum TimeoutRejecting<Value, Upstream>: TimeoutMapping {
+    /// The value and a cancellation as they are; a rejection `e` as ``PromiseTimeoutError/rejected(_:)``.
+    @inlinable
+    static func map(_ result: PromiseResult<Value, Upstream>) -> PromiseResult<Value, PromiseTimeoutError<Upstream>> {
+        switch result {
+        case .value(let value): return .value(value)
+        case .error(let error): return .error(.rejected(error))
+        case .cancelled: return .cancelled
+        }
+    }
+
+    /// ``PromiseTimeoutError/timedOut``.
+    @inlinable
+    static var timedOut: PromiseTimeoutError<Upstream> {
+        .timedOut
+    }
+}
+
+/// The `timeout` of a promise whose error is `Swift.Error`: rejections pass through unchanged.
+@usableFromInline
+enum TimeoutPassing<Value>: TimeoutMapping {
+    /// The upstream's result as it is.
+    @inlinable
+    static func map(_ result: PromiseResult<Value, any Swift.Error>) -> PromiseResult<Value, any Swift.Error> {
+        result
+    }
+
+    /// `PromiseTimeoutError<Swift.Error>.timedOut`, boxed only when a timeout fires.
+    @inlinable
+    static var timedOut: any Swift.Error {
+        PromiseTimeoutError<any Swift.Error>.timedOut
     }
 }

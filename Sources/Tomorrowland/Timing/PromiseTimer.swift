@@ -1,5 +1,5 @@
 /// A one-shot timer on a context's destination executor, for `delay`, the after-initializers and
-/// `retry` (a `timeout` keeps the same state in its own promise, see ``TimeoutBox``).
+/// `retry` (a `timeout` keeps its timer in its own promise, see ``TimeoutBox``).
 ///
 /// The destination is fixed when the timer is created, from ``PromiseContext/executor``:
 /// `.immediate` is `.auto` as evaluated then, `.nowOr(x)` is `x`. The timer itself is the

@@ -1,6 +1,7 @@
 /// The one-shot life of a promise timer, kept by its owner under the owner's lock: a
-/// ``PromiseTimer`` (`delay`, the after-initializers, `retry`) or a timeout's own promise
-/// (``TimeoutBox``), which is why it is a value and not an object of its own.
+/// ``PromiseTimer`` (`delay`, the after-initializers, `retry`), which is why it is a value and not
+/// an object of its own. A timeout's own promise (``TimeoutBox``) keeps the same phases in the
+/// smaller ``TimeoutTimerState``.
 ///
 /// Transitions hand back what to cancel; the owner does it after unlocking (an executor's handle
 /// or reservation is any type, and cancelling it takes the executor's locks). The handle and the
