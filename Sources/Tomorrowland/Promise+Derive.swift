@@ -164,8 +164,11 @@ extension Promise {
             // This value was the last copy of its promise (a chain, `promise = promise.map { … }`):
             // its handle becomes the child's, one allocation and one free less per link.
             if isKnownUniquelyReferenced(&seal) {
-                seal.retarget(to: child)
-                return Promise<U, F>(seal: seal)
+                // Both references move: the allocation's to the handle (`consume child`), this
+                // value's handle to the returned value (`consume self`); a copy of either would be
+                // a retain and a release per link.
+                seal.retarget(to: consume child)
+                return Promise<U, F>(seal: (consume self).seal)
             }
         } else {
             seal.withCore { $0.register(child) }
