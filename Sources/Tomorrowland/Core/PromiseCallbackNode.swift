@@ -103,7 +103,10 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
     final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
         assert(next == nil, "a node is submitted only once it left its list")
-        next = source
+        // CoreInvariants: "The meanings of next": `next` is `nil` (asserted above), which holds
+        // nothing to release, so it is initialised in place; an assignment would release the old
+        // value all the same, a call of `swift_release` with `nil`.
+        withUnsafeMutablePointer(to: &next) { $0.initialize(to: source) }
         executor.submit(job: self)
     }
 
@@ -112,7 +115,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     @inline(__always)
     final func submitAsJobHandingOver(to executor: any PromiseExecutor, source: PromiseCore) {
         assert(next == nil, "a node is submitted only once it left its list")
-        next = source
+        // In place, as in `submitAsJob(to:source:)`.
+        withUnsafeMutablePointer(to: &next) { $0.initialize(to: source) }
         // CoreInvariants: "Ownership in the drain".
         executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
     }
