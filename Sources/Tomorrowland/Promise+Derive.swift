@@ -115,8 +115,11 @@ extension Promise {
                     : body(storage.callback, result)
                 switch settlement {
                 case .result(let settled):
+                    // `.run`: whoever called holds the box while its callbacks run (see
+                    // `HandlerOutcome.settledInPlace`), so the list takes no reference to it.
                     return handingOver
-                        ? .settledHandingOver(child.settleHandingOver(settled)) : .settled(child.settle(settled))
+                        ? .settledHandingOver(child.settleHandingOver(settled))
+                        : .settledInPlace(child.settleInPlace(settled))
                 case .adopt(let promise):
                     return .settled(child.adoptAfterCallback(promise.box))
                 }

@@ -117,6 +117,31 @@ struct HandleHandOverTests {
         }
     }
 
+    @Test(
+        "a box run as a job runs its callbacks while its executor holds it: each reads its result, and the box is freed after",
+        arguments: [1, 3])
+    func aJobsBoxLivesWhileItsCallbacksRun(callbacks: Int) throws {
+        // The callbacks a job's box makes ready take no reference to it (`settledInPlace`): the
+        // loop's reference to the job is what keeps the box alive while they read its result. One
+        // callback (a chain's next link) fires with the box borrowed; several take the general
+        // drain. The box must be neither freed before they ran nor kept after.
+        try withTestLoop { loop in
+            let (head, resolver) = IntPromise.makeWithResolver()
+            let middle = (consume head).map(on: .loop(loop)) { $0 + 1 }
+            let watched = WeakBox(middle.box)
+            var tails: [IntPromise] = []
+            for _ in 1..<callbacks { tails.append(middle.map(on: .immediate) { $0 * 10 }) }
+            // The last copy, consumed: its handle moves on, so the box's only holders are its
+            // upstream's list, then its job.
+            tails.append((consume middle).map(on: .immediate) { $0 * 10 })
+            #expect(watched.core != nil)
+            resolver.fulfill(with: 1)
+            loop.run()
+            #expect(tails.map(\.result) == Array(repeating: .value(20), count: callbacks))
+            #expect(watched.core == nil)
+        }
+    }
+
     @Test("a chain resolves through a handed-over handle, on a context that hops")
     func aChainOnAQueueResolves() async {
         let (head, resolver) = IntPromise.makeWithResolver()
