@@ -115,8 +115,11 @@ extension Promise {
                     : body(storage.callback, result)
                 switch settlement {
                 case .result(let settled):
+                    // `.run`: whoever called holds the box while its callbacks run (see
+                    // `HandlerOutcome.settledInPlace`), so the list takes no reference to it.
                     return handingOver
-                        ? .settledHandingOver(child.settleHandingOver(settled)) : .settled(child.settle(settled))
+                        ? .settledHandingOver(child.settleHandingOver(settled))
+                        : .settledInPlace(child.settleInPlace(settled))
                 case .adopt(let promise):
                     return .settled(child.adoptAfterCallback(promise.box))
                 }
@@ -164,8 +167,11 @@ extension Promise {
             // This value was the last copy of its promise (a chain, `promise = promise.map { … }`):
             // its handle becomes the child's, one allocation and one free less per link.
             if isKnownUniquelyReferenced(&seal) {
-                seal.retarget(to: child)
-                return Promise<U, F>(seal: seal)
+                // Both references move: the allocation's to the handle (`consume child`), this
+                // value's handle to the returned value (`consume self`); a copy of either would be
+                // a retain and a release per link.
+                seal.retarget(to: consume child)
+                return Promise<U, F>(seal: (consume self).seal)
             }
         } else {
             seal.withCore { $0.register(child) }

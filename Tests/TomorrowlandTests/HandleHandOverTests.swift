@@ -1,5 +1,6 @@
 import Testing
 import TomorrowlandTestSupport
+import TomorrowlandTesting
 
 @testable import Tomorrowland
 
@@ -79,6 +80,66 @@ struct HandleHandOverTests {
         #expect(seen.values == ["head cancel requested"])
         resolver.cancel()
         #expect(seen.values == ["head cancel requested", "onCancel ran"])
+    }
+
+    /// A weak reference to a box, for counting which boxes are still alive.
+    final class WeakBox {
+        weak var core: PromiseCore?
+        init(_ core: PromiseCore) { self.core = core }
+    }
+
+    @Test(
+        "a chain built by reassignment frees each link once it resolved, and keeps the tail while its handle lives",
+        arguments: [false, true])
+    func aReassignedChainNeitherLeaksNorFreesEarly(onLoop: Bool) throws {
+        // Each link moves references by hand: the new box's into the handle, the consumed value's
+        // handle into the returned value, the box into its upstream's list and its upstream into
+        // its job (`next`, written in place). A reference dropped early frees a box still in use
+        // (a crash, or a box found dead below); one kept leaks it.
+        try withTestLoop { loop in
+            let context: PromiseContext = onLoop ? .loop(loop) : .immediate
+            let (head, resolver) = IntPromise.makeWithResolver()
+            var boxes: [WeakBox] = []
+            var promise = consume head
+            for _ in 0..<5 {
+                promise = (consume promise).map(on: context) { $0 + 1 }
+                boxes.append(WeakBox(promise.box))
+            }
+            // Pending: every link is held by its upstream's list, the tail by its handle too.
+            #expect(boxes.allSatisfy { $0.core != nil })
+            resolver.fulfill(with: 0)
+            loop.run()
+            #expect(boxes.dropLast().allSatisfy { $0.core == nil })
+            #expect(boxes.last?.core != nil)
+            #expect(promise.result == .value(5))
+            _ = consume promise
+            #expect(boxes.last?.core == nil)
+        }
+    }
+
+    @Test(
+        "a box run as a job runs its callbacks while its executor holds it: each reads its result, and the box is freed after",
+        arguments: [1, 3])
+    func aJobsBoxLivesWhileItsCallbacksRun(callbacks: Int) throws {
+        // The callbacks a job's box makes ready take no reference to it (`settledInPlace`): the
+        // loop's reference to the job is what keeps the box alive while they read its result. One
+        // callback (a chain's next link) fires with the box borrowed; several take the general
+        // drain. The box must be neither freed before they ran nor kept after.
+        try withTestLoop { loop in
+            let (head, resolver) = IntPromise.makeWithResolver()
+            let middle = (consume head).map(on: .loop(loop)) { $0 + 1 }
+            let watched = WeakBox(middle.box)
+            var tails: [IntPromise] = []
+            for _ in 1..<callbacks { tails.append(middle.map(on: .immediate) { $0 * 10 }) }
+            // The last copy, consumed: its handle moves on, so the box's only holders are its
+            // upstream's list, then its job.
+            tails.append((consume middle).map(on: .immediate) { $0 * 10 })
+            #expect(watched.core != nil)
+            resolver.fulfill(with: 1)
+            loop.run()
+            #expect(tails.map(\.result) == Array(repeating: .value(20), count: callbacks))
+            #expect(watched.core == nil)
+        }
     }
 
     @Test("a chain resolves through a handed-over handle, on a context that hops")

@@ -45,6 +45,9 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         case .settled(let ready), .settledHandingOver(let ready):
             // `.settledHandingOver` answers `.arriveHandingOver` only.
             return ready
+        case .settledInPlace(let head):
+            // `.settledInPlace` answers `.run` only; kept correct all the same.
+            return readyCallbacks(head)
         case .submitted:
             return nil
         case .dispatch(let context):
@@ -59,7 +62,7 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
     {
         switch context.route(isSynchronous: isSynchronous) {
         case .inline(let flag):
-            return runInline(isExecutingNow: flag) { handler(self, source, .run).ready }
+            return runInline(isExecutingNow: flag) { readyCallbacks(handler(self, source, .run)) }
         case .executor(let executor):
             submitAsJob(to: executor, source: source)
             return nil
@@ -79,6 +82,11 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
         case .settledHandingOver(let ready):
             // The handler's settle took the drain's reference: `self` is not touched again.
             return ready
+        case .settledInPlace(let head):
+            // `.settledInPlace` answers `.run` only; kept correct all the same: the list takes a
+            // reference of its own, and the drain's is released as this call ends.
+            let owned = Unmanaged.passUnretained(self).takeRetainedValue()
+            return owned.readyCallbacks(head)
         case .submitted:
             // The job holds the drain's reference now (and may already have run and released
             // it): `self` is not touched again.
@@ -119,6 +127,32 @@ class DerivedBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sen
 
     /// Runs the derived promise's callback on its context, and what that makes ready.
     override final func run(source: PromiseCore) {
-        CallbackDrain.run(handler(self, source, .run).ready)
+        switch handler(self, source, .run) {
+        case .settledInPlace(let head):
+            // The box's own callbacks, with no reference taken for them: the job's executor holds
+            // this box for the length of its `run()` call, which this drain ends within.
+            // CoreInvariants: "Ownership in the drain".
+            CallbackDrain.run(borrowing: self, head: head)
+        case .settled(let ready), .settledHandingOver(let ready):
+            CallbackDrain.run(ready)
+        case .dispatch, .submitted:
+            return
+        }
+    }
+
+    /// The callbacks an outcome made ready, as a list that holds its own reference to its source:
+    /// `head` of ``HandlerOutcome/settledInPlace(_:)`` is this box's, with no reference taken.
+    @inline(__always)
+    final func readyCallbacks(_ outcome: HandlerOutcome) -> ReadyCallbacks? {
+        if case .settledInPlace(let head) = outcome { return readyCallbacks(head) }
+        return outcome.ready
+    }
+
+    /// This box's callbacks `head`, made ready by ``ResultBox/settleInPlace(_:)``, as a list that
+    /// holds a reference of its own to the box; the list takes over the reference to `head`.
+    @inline(__always)
+    final func readyCallbacks(_ head: Unmanaged<PromiseCallbackNode>?) -> ReadyCallbacks? {
+        guard let head else { return nil }
+        return ReadyCallbacks(source: self, head: head.takeRetainedValue())
     }
 }

@@ -152,6 +152,20 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
         return ReadyCallbacks(source: consume owned, head: PromiseCallbackNode.reversed(head))
     }
 
+    /// ``settle(_:)`` for a caller that holds this box for as long as the callbacks run (a job
+    /// running on its executor, ``HandlerOutcome/settledInPlace(_:)``): returns them, oldest first,
+    /// without taking a reference to the box for them; the caller runs them with
+    /// ``CallbackDrain/run(borrowing:head:)``.
+    ///
+    /// The first node comes unmanaged, with the list's reference to it (the caller must hand it
+    /// on exactly once): carried in a managed payload, the outcome copied it out and released it,
+    /// a retain and a release per link.
+    @inlinable
+    final func settleInPlace(_ result: Result) -> Unmanaged<PromiseCallbackNode>? {
+        guard let taken = storeIfPending(result), let head = taken.head else { return nil }
+        return Unmanaged.passRetained(PromiseCallbackNode.reversed(head))
+    }
+
     /// Stores `result` and marks the box resolved, if it is not resolved yet (first resolution
     /// wins); returns what the resolution took out of the core.
     @inlinable
@@ -199,6 +213,13 @@ enum HandlerOutcome {
     /// ``ResultBox/settleHandingOver(_:)``: the drain's reference is in the list (or released),
     /// so the box must not be touched any more.
     case settledHandingOver(ReadyCallbacks?)
+    /// ``settled(_:)`` at the ``HandlerStage/run`` stage, by ``ResultBox/settleInPlace(_:)``: the
+    /// box's own callbacks, ready, oldest first (the first node unmanaged, with the list's
+    /// reference to it), for which no reference to the box was taken. The
+    /// caller holds the box while it runs them (a job: its executor holds it for the length of
+    /// `run()`), or makes them a ``ReadyCallbacks`` with a reference of its own
+    /// (``DerivedBox/readyCallbacks(_:)``).
+    case settledInPlace(Unmanaged<PromiseCallbackNode>?)
     /// Call again with `.run` on this context.
     case dispatch(PromiseContext)
     /// The handler handed the derived promise to its context's executor as a job (see
@@ -208,11 +229,14 @@ enum HandlerOutcome {
     /// the box with its handler, on the executor's thread before the `.arrive` call returns.
     case submitted
 
+    /// The callbacks to run, for an outcome of a stage that never answers
+    /// ``settledInPlace(_:)`` (see ``DerivedBox/readyCallbacks(_:)`` for one that may).
     @usableFromInline
     var ready: ReadyCallbacks? {
         switch self {
         case .settled(let ready), .settledHandingOver(let ready): return ready
         case .dispatch, .submitted: return nil
+        case .settledInPlace: preconditionFailure("a .settledInPlace outcome needs its box (DerivedBox.readyCallbacks)")
         }
     }
 }

@@ -103,7 +103,10 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     /// Hands this node to `executor` as a job that will run ``run(source:)`` with `source`.
     final func submitAsJob(to executor: any PromiseExecutor, source: PromiseCore) {
         assert(next == nil, "a node is submitted only once it left its list")
-        next = source
+        // CoreInvariants: "The meanings of next": `next` is `nil` (asserted above), which holds
+        // nothing to release, so it is initialised in place; an assignment would release the old
+        // value all the same, a call of `swift_release` with `nil`.
+        withUnsafeMutablePointer(to: &next) { $0.initialize(to: source) }
         executor.submit(job: self)
     }
 
@@ -112,7 +115,8 @@ class PromiseCallbackNode: PromiseJob, @unchecked Sendable {
     @inline(__always)
     final func submitAsJobHandingOver(to executor: any PromiseExecutor, source: PromiseCore) {
         assert(next == nil, "a node is submitted only once it left its list")
-        next = source
+        // In place, as in `submitAsJob(to:source:)`.
+        withUnsafeMutablePointer(to: &next) { $0.initialize(to: source) }
         // CoreInvariants: "Ownership in the drain".
         executor.submit(job: Unmanaged.passUnretained(self).takeRetainedValue())
     }
@@ -252,6 +256,28 @@ struct ReadyCallbacks: @unchecked Sendable {
 /// C = [c1, c2] runs a, c1, c2, b) while a chain of a million links uses no stack at all.
 @usableFromInline
 enum CallbackDrain {
+    /// Runs `head`, callbacks that `source` made ready, and everything they make ready, while the
+    /// caller holds `source`: the list takes no reference to it (a job running on its executor,
+    /// ``HandlerOutcome/settledInPlace(_:)``).
+    ///
+    /// A single callback (a chain's next link) fires here with `source` borrowed, then what it made
+    /// ready is drained as usual: the order ``run(_:)`` keeps, since a list with nothing left is
+    /// replaced, not suspended. Several take the general drain, with a reference of its own, since
+    /// their list may be suspended while another runs.
+    ///
+    /// - Parameter head: The first callback, with the list's reference to it, which this takes.
+    @usableFromInline
+    static func run(borrowing source: PromiseCore, head: Unmanaged<PromiseCallbackNode>?) {
+        guard let head else { return }
+        guard head._withUnsafeGuaranteedRef({ $0.next == nil }) else {
+            run(ReadyCallbacks(source: source, head: head.takeRetainedValue()))
+            return
+        }
+        // The list's reference to the node goes to the call, as in `run(_:)`.
+        // CoreInvariants: "Ownership in the drain".
+        run(head._withUnsafeGuaranteedRef { $0.fireHandingOver(source: source) })
+    }
+
     /// Runs `initial` and everything it makes ready.
     @usableFromInline
     static func run(_ initial: consuming ReadyCallbacks?) {

@@ -155,20 +155,17 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Pushes `node`, which is in no list, at the head of the callback list; call with the lock
     /// held.
     ///
-    /// By swaps: both fields written are known to be `nil` when written (`node.next` because the
-    /// node is in no list, `callbackHead` once its list moved to the node), and an assignment
-    /// would release their old value all the same, two calls of `swift_release` with `nil` per
-    /// registration. (Not in ``registerReturningReady(_:)``, whose node is `consuming`: there the
-    /// swaps cost a retain and a release more.)
+    /// Both fields written are known to be `nil` when written (`node.next` because the node is in
+    /// no list, `callbackHead` once its list moved to the node), so they are initialised in place:
+    /// an assignment (or a swap and a drop) releases their old value all the same, two calls of
+    /// `swift_release` with `nil` per registration. (Not in ``registerReturningReady(_:)``, whose
+    /// node is `consuming`.)
     @usableFromInline
     @inline(__always)
     final func pushLocked(_ node: PromiseCallbackNode) {
         assert(node.next == nil, "a node is in one list at most (CoreInvariants: \"The meanings of next\")")
-        var pushed: PromiseCallbackNode? = node
-        swap(&node.next, &callbackHead)
-        swap(&callbackHead, &pushed)
-        // `pushed` is nil here: what it held is in the list.
-        _ = pushed.take()
+        withUnsafeMutablePointer(to: &node.next) { $0.initialize(to: callbackHead.take()) }
+        withUnsafeMutablePointer(to: &callbackHead) { $0.initialize(to: node) }
     }
 
     // MARK: Cancellation
