@@ -128,9 +128,35 @@ extension Promise {
             tapCarryingContext(on: context, token: token, consume onComplete)
             return self
         }
+        // The first callback of a pending root promise goes into its box's slot (``RootBox``).
+        if token == nil, box.firstSlotMayBeFree {
+            tapIntoFirstSlot(on: context, consume onComplete)
+            return self
+        }
         // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
         box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
         return self
+    }
+
+    /// ``tap(on:token:_:)`` without a token, on a box whose slot looked free: fills the slot, or
+    /// registers a node if the slot was taken meanwhile (or the promise resolved, or got a
+    /// callback). Out of line, so that `tap` stays small enough to inline.
+    @inlinable
+    @inline(never)
+    func tapIntoFirstSlot(
+        on context: PromiseContext, _ onComplete: consuming @escaping @Sendable (PromiseResult<Value, Error>) -> Void
+    ) {
+        let box = self.box
+        guard box.lockFirstSlotIfFree() else {
+            box.register(TapNode(context: context, tokenGuard: nil, onComplete: consume onComplete))
+            return
+        }
+        // `lockFirstSlotIfFree()` answers true for a `RootBox` only, of this promise's type.
+        let root = unsafeDowncast(box, to: RootBox<PromiseResult<Value, Error>>.self)
+        root.firstContext = context
+        // Consumed into the slot, which then holds the only reference (B7).
+        root.firstCallback = consume onComplete
+        root.finishFirstSlotLocked()
     }
 
     /// ``tap(on:token:_:)`` while context propagation is on: `onComplete` runs with the context

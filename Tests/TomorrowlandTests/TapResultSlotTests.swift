@@ -7,8 +7,17 @@ import TomorrowlandTestSupport
 /// does not keep the resolved promise alive; larger results are read from the promise, which the
 /// job then holds. Either way the callback sees the result once, and a result whose job never
 /// runs is released with the job.
+///
+/// The promises here are derived ones (`tap()` of a root): the first tap of a pending root promise
+/// takes no node at all, its box is the job (`RootBoxSlotTests`).
 @Suite("Tap result slot")
 struct TapResultSlotTests {
+    /// A pending promise whose box is not a root box (no slot): its taps are `TapNode`s.
+    static func makeDerivedWithResolver<Value>() -> (Promise<Value, Never>, Promise<Value, Never>.Resolver) {
+        let (root, resolver) = Promise<Value, Never>.makeWithResolver()
+        return (root.tap(), resolver)
+    }
+
     /// Reports its deinit, so that a test can tell when the library released a result.
     final class Payload: Sendable {
         let value: Int
@@ -26,7 +35,7 @@ struct TapResultSlotTests {
         _ value: Value, on executor: ManualJobExecutor, token: PromiseInvalidationToken? = nil,
         onResult: @escaping @Sendable (PromiseResult<Value, Never>) -> Void
     ) -> WeakBox {
-        let (promise, resolver) = Promise<Value, Never>.makeWithResolver()
+        let (promise, resolver): (Promise<Value, Never>, _) = makeDerivedWithResolver()
         promise.tap(on: .executor(executor), token: token, onResult)
         resolver.fulfill(with: value)
         return WeakBox(promise.box)
@@ -55,7 +64,7 @@ struct TapResultSlotTests {
         #expect(MemoryLayout<PromiseResult<Triple, Never>?>.size > 16)
         let executor = ManualJobExecutor()
         let seen = Recorder<Triple>()
-        let (promise, resolver) = Promise<Triple, Never>.makeWithResolver()
+        let (promise, resolver): (Promise<Triple, Never>, _) = Self.makeDerivedWithResolver()
         promise.tap(on: .executor(executor)) { seen.record($0.value ?? (0, 0, 0)) }
         resolver.fulfill(with: (1, 2, 3))
         let weak = WeakBox(promise.box)
@@ -115,7 +124,7 @@ struct TapResultSlotTests {
     func cancelledResultThroughTheSlot() {
         let executor = ManualJobExecutor()
         let seen = Recorder<PromiseResult<Int, Never>>()
-        let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+        let (promise, resolver): (Promise<Int, Never>, _) = Self.makeDerivedWithResolver()
         promise.tap(on: .executor(executor)) { seen.record($0) }
         resolver.cancel()
         executor.runPending()

@@ -81,8 +81,13 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// stand-in box, a result of a type known only from the metadata) on every call.
     @inline(never)
     private final func runCallbacksCancelled() {
-        // `unsafelyUnwrapped`: the deinit checked `callbackHead != nil` before calling.
-        let head = callbackHead.take().unsafelyUnwrapped
+        CallbackDrain.run(ReadyCallbacks(source: ResultBox(result: .cancelledResult), head: takeListOfDyingBox()))
+    }
+
+    /// Takes the list of a box that is dying unresolved, in registration order, once every
+    /// promise linked to this one dropped its link.
+    final func takeListOfDyingBox() -> PromiseCallbackNode? {
+        guard let head = callbackHead.take() else { return nil }
         // Before anything runs and before this memory is freed, the promises linked to this one
         // drop their links (see ``UpstreamLink``): they will not hold this box, as the callbacks
         // of a resolved box would.
@@ -93,8 +98,7 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
             current.unlinkFromDyingUpstream(dying)
             node = current.next
         }
-        CallbackDrain.run(
-            ReadyCallbacks(source: ResultBox(result: .cancelledResult), head: PromiseCallbackNode.reversed(head)))
+        return PromiseCallbackNode.reversed(head)
     }
 
     // MARK: Result

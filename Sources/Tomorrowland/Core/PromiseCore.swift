@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The part of a promise's storage that does not depend on its types: state, callbacks, cancel
 /// handlers and the observer count of automatic cancellation propagation.
 ///
@@ -26,7 +28,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     // Field order and sizes are chosen so that a `map` link's box (a ``CallbackBox``) fits in
     // 120 bytes: glibc frees chunks of at most 128 bytes to its fast bins, larger ones through
     // the consolidating path, a slower free for every `map` link.
-    // The lock, the three flags and the observer count share one 8-byte word.
+    // The lock, the status, the two flag bytes and the observer count share one 8-byte word.
     @usableFromInline
     let lock = SpinLock()
     @usableFromInline
@@ -36,10 +38,11 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     @exclusivity(unchecked)
     var isCancelledResult = false
-    /// Whether the last handle (``PromiseSeal``) is gone or was handed on (D1).
+    /// ``sealedFlag``, ``firstSlotFlag`` and ``firstSlotTakenFlag``. Written only under the lock
+    /// (or before the core is published); an atomic so that ``lockFirstSlotIfFree()`` may read it
+    /// first without the lock, as a hint it then checks under the lock.
     @usableFromInline
-    @exclusivity(unchecked)
-    var sealed = false
+    final let flags = Atomic<UInt8>(0)
     /// Propagating observers that have not requested cancellation; -1 until the first one comes
     /// (a promise that was never observed is never cancelled by propagation, D1).
     @usableFromInline
@@ -78,6 +81,91 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         self.status = status
     }
 
+    // MARK: Flags
+
+    /// In ``flags``: the last handle (``PromiseSeal``) is gone or was handed on (D1).
+    @usableFromInline
+    static var sealedFlag: UInt8 { 1 }
+    /// In ``flags``: the box is a ``RootBox``, with room for its first callback. Set before the
+    /// box is published, never cleared.
+    @usableFromInline
+    static var firstSlotFlag: UInt8 { 2 }
+    /// In ``flags``: the ``RootBox``'s slot holds a callback that runs before every callback of
+    /// the list. Set under the lock while the box is pending, never cleared.
+    @usableFromInline
+    static var firstSlotTakenFlag: UInt8 { 4 }
+
+    /// Sets `flag` in ``flags``; call with the lock held, or before the core is published.
+    ///
+    /// A load and a store, not an atomic read-modify-write: every writer holds the lock.
+    @inlinable
+    @inline(__always)
+    final func setFlagLocked(_ flag: UInt8) {
+        flags.store(flags.load(ordering: .relaxed) | flag, ordering: .relaxed)
+    }
+
+    /// Whether the ``RootBox`` slot holds a callback. Exact under the lock, or once the box is
+    /// resolved (the slot is taken only while it is pending).
+    @inlinable
+    final var hasFirstSlotCallback: Bool {
+        flags.load(ordering: .relaxed) & PromiseCore.firstSlotTakenFlag != 0
+    }
+
+    /// Whether this is a ``RootBox`` whose slot looked free: a hint read without the lock, which
+    /// ``lockFirstSlotIfFree()`` confirms. False for every other box, and for every tap after the
+    /// first.
+    @inlinable
+    @inline(__always)
+    final var firstSlotMayBeFree: Bool {
+        flags.load(ordering: .relaxed) & (PromiseCore.firstSlotFlag | PromiseCore.firstSlotTakenFlag)
+            == PromiseCore.firstSlotFlag
+    }
+
+    /// Takes the lock and returns true if this is a ``RootBox`` whose slot may take a new callback
+    /// now: pending, slot free, list empty (the slot runs first, so it may only take the first
+    /// callback: B2). Returns false, without the lock, otherwise.
+    ///
+    /// The caller that got true fills the slot and calls ``finishFirstSlotLocked()``. Not
+    /// inlinable: here the fields are read directly, not through their accessors.
+    @usableFromInline
+    final func lockFirstSlotIfFree() -> Bool {
+        lock.lock()
+        if status != .resolved, callbackHead == nil, firstSlotMayBeFree { return true }
+        lock.unlock()
+        return false
+    }
+
+    /// Marks the slot filled and drops the lock ``lockFirstSlotIfFree()`` took.
+    @inlinable
+    @inline(__always)
+    final func finishFirstSlotLocked() {
+        setFlagLocked(PromiseCore.firstSlotTakenFlag)
+        lock.unlock()
+    }
+
+    /// The list of a ``RootBox`` whose slot holds a callback, as it resolves: `head` (newest first,
+    /// as stored) with the box itself appended as the oldest entry, so that the reversal every
+    /// resolution does puts it first (B2). The box is then the node that runs its slot's callback
+    /// (CoreInvariants: "The meanings of next": a root box's `next`). The list's reference to the
+    /// box is a new one.
+    ///
+    /// Out of line: only root boxes with a slot callback pay for it, every other resolution pays
+    /// one load and a branch in ``markResolvedLocked(cancelled:)``.
+    @usableFromInline
+    @inline(never)
+    final func appendingSelfAsOldest(to head: PromiseCallbackNode?) -> PromiseCallbackNode {
+        // The resolving thread holds the lock (first resolution wins): it owns `next` and the list.
+        assert(next == nil, "a root box's slot runs once")
+        guard let head else { return self }
+        // Walked unretained: the list, owned by this thread, keeps every node alive.
+        var last = Unmanaged.passUnretained(head)
+        while let following = last._withUnsafeGuaranteedRef({ $0.next.map { Unmanaged.passUnretained($0) } }) {
+            last = following
+        }
+        last._withUnsafeGuaranteedRef { $0.next = self }
+        return head
+    }
+
     // MARK: Resolution (called by the typed subclass, under the lock)
 
     /// What a resolution takes out of the core: the callbacks to run, the cancel handlers to
@@ -104,8 +192,11 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func markResolvedLocked(cancelled: Bool) -> Taken {
         status = .resolved
         isCancelledResult = cancelled
+        // A root box whose slot holds a callback is its own oldest node (``RootBox``).
+        var head = callbackHead.take()
+        if hasFirstSlotCallback { head = appendingSelfAsOldest(to: head) }
         // Moved out, not copied: copying the array would retain its storage.
-        let taken = Taken(head: callbackHead.take(), handlers: cancelHandlers.take(), upstream: upstream)
+        let taken = Taken(head: head, handlers: cancelHandlers.take(), upstream: upstream)
         upstream = nil
         return taken
     }
@@ -330,7 +421,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func removeObserver() {
         let cancel: Bool = lock.withLock {
             observerCount -= 1
-            return observerCount == 0 && sealed
+            return observerCount == 0 && flags.load(ordering: .relaxed) & PromiseCore.sealedFlag != 0
         }
         if cancel { requestCancel() }
     }
@@ -339,7 +430,7 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     @usableFromInline
     final func seal() {
         let cancel: Bool = lock.withLock {
-            sealed = true
+            setFlagLocked(PromiseCore.sealedFlag)
             return observerCount == 0
         }
         if cancel { requestCancel() }

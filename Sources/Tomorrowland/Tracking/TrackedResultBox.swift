@@ -8,7 +8,7 @@ import CTomorrowlandSupport
 /// its resolver as dropped (the promise is then cancelled, as any promise whose resolvers are all
 /// gone).
 @usableFromInline
-final class TrackedResultBox<Result: StoredPromiseResult>: ResultBox<Result>, @unchecked Sendable {
+final class TrackedResultBox<Result: StoredPromiseResult>: RootBox<Result>, @unchecked Sendable {
     // @unchecked Sendable: no state of its own; CoreInvariants: "Fields read without the lock".
 
     deinit {
@@ -35,7 +35,7 @@ extension ResultBox {
         fileID: StaticString, line: UInt, context: PromiseContext?
     ) -> ResultBox<Result> where Result == PromiseResult<Value, Error> {
         let interval = twl_get_promise_tracking_interval()
-        if _fastPath(interval == 0) { return ResultBox() }
+        if _fastPath(interval == 0) { return RootBox() }
         return makeRootWhileTracking(interval: interval, fileID: fileID, line: line, context: context)
     }
 
@@ -47,7 +47,7 @@ extension ResultBox {
     static func makeRootWhileTracking<Value, Error>(
         interval: UInt32, fileID: StaticString, line: UInt, context: PromiseContext?
     ) -> ResultBox<Result> where Result == PromiseResult<Value, Error> {
-        guard twl_promise_tracking_take_sample(interval) else { return ResultBox() }
+        guard twl_promise_tracking_take_sample(interval) else { return RootBox() }
         let box = TrackedResultBox<Result>()
         recordRootPromise(
             box, valueType: Value.self, errorType: Error.self, fileID: fileID, line: line, context: context)
@@ -60,7 +60,7 @@ extension ResultBox {
         fileID: StaticString, line: UInt, context: PromiseContext
     ) -> ResultBox<Result> where Result == PromiseResult<Value, Error> {
         let interval = twl_get_promise_tracking_interval()
-        if interval == 0 || !twl_promise_tracking_take_sample(interval) { return ResultBox(delayed: ()) }
+        if interval == 0 || !twl_promise_tracking_take_sample(interval) { return RootBox(delayed: ()) }
         let box = TrackedResultBox<Result>(delayed: ())
         recordRootPromise(
             box, valueType: Value.self, errorType: Error.self, fileID: fileID, line: line, context: context)
