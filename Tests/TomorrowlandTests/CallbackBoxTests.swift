@@ -124,23 +124,7 @@ struct CallbackBoxTests {
         @Test("a map link's box takes at most 120 bytes (glibc's fast bins)")
         func mapBoxFitsTheFastBins() throws {
             let (promise, _) = Promise<Int, Never>.makeWithResolver()
-            // Not in Glibc's module map (malloc.h): looked up by name.
-            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-            let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
-            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
-            // glibc rounds a request of at most 120 bytes up to a 128-byte chunk (120 usable), but
-            // hands out a free 144-byte chunk whole when that is the best fit (the 16 bytes left
-            // could not be a chunk), which depends on what the process freed before. So the
-            // smallest of many boxes alive at once: each may land in such a chunk, not all of them.
-            // The hard case on purpose: 32 such chunks freed first (each beside a live guard, so
-            // none merges), and a large request to move them from the fast bins to the bins a
-            // 120-byte request searches.
-            let freedAndGuards = (0..<32).map { _ in (malloc(136), malloc(24)) }
-            freedAndGuards.forEach { free($0.0) }
-            defer { freedAndGuards.forEach { free($0.1) } }
-            free(malloc(2_000))
-            let mapped = (0..<64).map { _ in promise.map(on: .immediate) { $0 + 1 } }
-            let sizes = mapped.map { usableSize(Unmanaged.passUnretained($0.box).toOpaque()) }
+            let sizes = try HeapChunkSizes.ofMany { promise.map(on: .immediate) { $0 + 1 }.box }
             #expect(sizes.min().map { $0 <= 120 } == true, "usable sizes \(sizes)")
         }
     #endif

@@ -257,13 +257,13 @@ struct RootBoxSlotTests {
     #if canImport(Glibc)
         @Test("a root box with its slot takes at most 104 bytes (a 112-byte chunk)")
         func rootBoxSize() throws {
-            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-            let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
-            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
-            // The smallest of many: glibc may hand out a larger free chunk whole (see
-            // CallbackBoxTests' `mapBoxFitsTheFastBins`).
-            let promises = (0..<64).map { _ in Promise<Int, Never>.makeWithResolver() }
-            let sizes = promises.map { usableSize(Unmanaged.passUnretained($0.0.box).toOpaque()) }
+            // The smallest of many (see `HeapChunkSizes.ofMany`).
+            var promises: [Promise<Int, Never>] = []
+            let sizes = try HeapChunkSizes.ofMany {
+                let (promise, _) = Promise<Int, Never>.makeWithResolver()
+                promises.append(promise)
+                return promise.box
+            }
             #expect(sizes.min().map { $0 <= 104 } == true, "usable sizes \(sizes)")
         }
     #endif

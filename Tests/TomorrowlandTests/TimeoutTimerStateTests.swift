@@ -213,18 +213,12 @@ struct TimeoutTimerStateTests {
         func aTimeoutBoxFitsTheFastBins() throws {
             let loop = TestLoop()
             let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
-            // Not in Glibc's module map (malloc.h): looked up by name.
-            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-            let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
-            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
-            // As in the callback box's test: glibc may hand a free 144-byte chunk out whole, so
-            // the smallest of many boxes alive at once, after 32 such chunks were freed first.
-            let freedAndGuards = (0..<32).map { _ in (malloc(136), malloc(24)) }
-            freedAndGuards.forEach { free($0.0) }
-            defer { freedAndGuards.forEach { free($0.1) } }
-            free(malloc(2_000))
-            let timeouts = (0..<64).map { _ in promise.timeout(on: .executor(loop), delay: .seconds(30)) }
-            let sizes = timeouts.map { usableSize(Unmanaged.passUnretained($0.box).toOpaque()) }
+            var timeouts: [Promise<Int, PromiseTimeoutError<Never>>] = []
+            let sizes = try HeapChunkSizes.ofMany {
+                let timeout = promise.timeout(on: .executor(loop), delay: .seconds(30))
+                timeouts.append(timeout)
+                return timeout.box
+            }
             #expect(sizes.min().map { $0 <= 120 } == true, "usable sizes \(sizes)")
             resolver.fulfill(with: 1)
             loop.run()
