@@ -15,10 +15,7 @@ struct PromiseTimerStateTests {
     typealias State = PromiseTimerState
     typealias Phase = PromiseTimerState.Phase
 
-    /// A handle an executor returned for armed work; only its identity matters.
-    final class FakeHandle: PromiseScheduledWork {
-        func cancel() {}
-    }
+    typealias FakeHandle = FakeScheduledWork
 
     /// A place an executor reserved; only its identity matters.
     final class FakeReservation: PromiseTimerReservation {

@@ -17,10 +17,7 @@ struct TimeoutTimerStateTests {
     typealias State = TimeoutTimerState
     typealias Phase = PromiseTimerState.Phase
 
-    /// A handle an executor returned for armed work; only its identity matters.
-    final class FakeHandle: PromiseScheduledWork {
-        func cancel() {}
-    }
+    typealias FakeHandle = FakeScheduledWork
 
     /// What a link holds, comparable: the stored timer, or the identity of the holder's handle.
     struct LinkSnapshot: Equatable {
