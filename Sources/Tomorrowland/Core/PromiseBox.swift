@@ -171,14 +171,17 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     }
 
     /// Stores `result` and marks the box resolved, if it is not resolved yet (first resolution
-    /// wins); returns what the resolution took out of the core.
+    /// wins); returns what the resolution took out of the core. For a derived promise's box, which
+    /// has no slot for a first callback (its callers, ``settleHandingOver(_:)`` and
+    /// ``settleInPlace(_:)``, settle derived boxes only).
     @inlinable
     @inline(__always)
     final func storeIfPending(_ result: Result) -> Taken? {
-        lock.withLock {
+        assert(!hasFirstSlotCallback, "a root box settles through settle(_:)")
+        return lock.withLock {
             guard status != .resolved else { return nil }
             storedResult = result
-            return markResolvedLocked(cancelled: result.isCancelledResult)
+            return markResolvedWithoutSlotLocked(cancelled: result.isCancelledResult)
         }
     }
 

@@ -190,13 +190,21 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// result.
     @usableFromInline
     final func markResolvedLocked(cancelled: Bool) -> Taken {
+        let taken = markResolvedWithoutSlotLocked(cancelled: cancelled)
+        // A root box whose slot holds a callback is its own oldest node (``RootBox``).
+        guard hasFirstSlotCallback else { return taken }
+        return Taken(head: appendingSelfAsOldest(to: taken.head), handlers: taken.handlers, upstream: taken.upstream)
+    }
+
+    /// ``markResolvedLocked(cancelled:)`` for a box that has no slot: a derived promise's (only
+    /// root boxes have one, ``RootBox``). Kept free of the slot's check so that the optimiser
+    /// inlines it into the settling code of other modules, as it does not inline the general one.
+    @usableFromInline
+    final func markResolvedWithoutSlotLocked(cancelled: Bool) -> Taken {
         status = .resolved
         isCancelledResult = cancelled
-        // A root box whose slot holds a callback is its own oldest node (``RootBox``).
-        var head = callbackHead.take()
-        if hasFirstSlotCallback { head = appendingSelfAsOldest(to: head) }
         // Moved out, not copied: copying the array would retain its storage.
-        let taken = Taken(head: head, handlers: cancelHandlers.take(), upstream: upstream)
+        let taken = Taken(head: callbackHead.take(), handlers: cancelHandlers.take(), upstream: upstream)
         upstream = nil
         return taken
     }

@@ -177,7 +177,7 @@ where Mapping.Value == Value, Mapping.Upstream == Error, Mapping.Failure == E {
         // Resolved under the lock in one step with the result, so that nobody sees the status
         // without it. The inline link to the upstream comes out with the lists: present unless a
         // cancel request on this promise took it (and passed its request on).
-        let taken = markResolvedLocked(cancelled: false)
+        let taken = markResolvedWithoutSlotLocked(cancelled: false)
         // Followed under the lock, while the link still guarantees the upstream's memory.
         let upstream = taken.upstream?.retainLocked()
         let result: PromiseResult<Value, E>
