@@ -206,12 +206,14 @@ struct TimeoutTimerStateTests {
         func aTimeoutBoxFitsTheFastBins() throws {
             try #require(ClassInstanceSize.readsTheRuntimesLayout)
             let loop = TestLoop()
-            let (promise, resolver) = Promise<Int, Never>.makeWithResolver()
+            let (promise, _) = Promise<Int, Never>.makeWithResolver()
             let timeout = promise.timeout(on: .executor(loop), delay: .seconds(30))
-            #expect(ClassInstanceSize.of(type(of: timeout.box)) <= 120)
-            resolver.fulfill(with: 1)
+            typealias Box = TimeoutBox<Int, Never, PromiseTimeoutError<Never>, TimeoutRejecting<Int, Never>>
+            // The box `timeout` makes is of this type, whatever other tests switch on meanwhile.
+            #expect(type(of: timeout.box) == Box.self)
+            #expect(ClassInstanceSize.of(Box.self) <= 120)
+            timeout.requestCancel()
             loop.run()
-            #expect(timeout.result == .value(1))
         }
     #endif
 }
