@@ -216,7 +216,7 @@ struct RootBoxSlotTests {
         #expect(seen.values == [.cancelled, .value(9)])
     }
 
-    @Test("a slot tap registered while another thread resolves runs once, with the result, before later taps")
+    @Test("a slot tap registered while another thread resolves runs once, with the result")
     func slotRacesTheResolution() {
         for _ in 0..<2_000 {
             let log = Recorder<Int>()
@@ -232,7 +232,11 @@ struct RootBoxSlotTests {
             promise.tap(on: .immediate) { log.record($0.value ?? -1) }
             promise.tap(on: .immediate) { log.record(100 + ($0.value ?? -1)) }
             done.wait()
-            #expect(log.values == [7, 107])
+            // Sorted: a second tap registered after the resolution runs at once on this thread
+            // (`.immediate`), maybe before the resolving thread ran the slot, as a second node
+            // would. B2 orders callbacks registered before the resolution; the slot's place among
+            // those is checked by the ordering tests above.
+            #expect(log.values.sorted() == [7, 107])
         }
     }
 
