@@ -134,7 +134,8 @@ extension Promise {
             return self
         }
         // Consumed into the node, which then holds the only reference (B7, as in `deriveCallback`).
-        box.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
+        // Registered on the box borrowed from the handle, which holds it.
+        seal.register(TapNode(context: context, tokenGuard: token.guardNow, onComplete: consume onComplete))
         return self
     }
 

@@ -185,10 +185,29 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
         }
     }
 
+    /// ``settleInPlace(_:)`` for any box, a ``RootBox`` with a callback in its slot included
+    /// (``PromiseCore/markResolvedLocked(cancelled:)``): for ``resolve(_:)``, whose caller holds
+    /// the box while its callbacks run.
+    @inlinable
+    @inline(__always)
+    final func settleInPlaceWithSlot(_ result: Result) -> Unmanaged<PromiseCallbackNode>? {
+        // Written out as in `settle(_:)`.
+        let taken: Taken? = lock.withLock {
+            guard status != .resolved else { return nil }
+            storedResult = result
+            return markResolvedLocked(cancelled: result.isCancelledResult)
+        }
+        guard let taken, let head = taken.head else { return nil }
+        return Unmanaged.passRetained(PromiseCallbackNode.reversed(head))
+    }
+
     /// Resolves the box and runs its callbacks.
     @inlinable
     final func resolve(_ result: Result) {
-        CallbackDrain.run(settle(result))
+        // The callbacks borrow this box as their source: the caller holds it for the length of
+        // this call (the method's `self`), which the drain ends within.
+        // CoreInvariants: "Ownership in the drain".
+        CallbackDrain.run(borrowing: self, head: settleInPlaceWithSlot(result))
     }
 }
 

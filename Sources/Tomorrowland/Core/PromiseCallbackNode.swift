@@ -258,7 +258,8 @@ struct ReadyCallbacks: @unchecked Sendable {
 enum CallbackDrain {
     /// Runs `head`, callbacks that `source` made ready, and everything they make ready, while the
     /// caller holds `source`: the list takes no reference to it (a job running on its executor,
-    /// ``HandlerOutcome/settledInPlace(_:)``).
+    /// ``HandlerOutcome/settledInPlace(_:)``; ``ResultBox/resolve(_:)``, whose caller holds the box
+    /// for the call).
     ///
     /// A single callback (a chain's next link) fires here with `source` borrowed, then what it made
     /// ready is drained as usual: the order ``run(_:)`` keeps, since a list with nothing left is
@@ -279,9 +280,20 @@ enum CallbackDrain {
     }
 
     /// Runs `initial` and everything it makes ready.
-    @usableFromInline
+    ///
+    /// Inlined, so that the frequent call with nothing ready (a registration on a pending promise,
+    /// a callback that made nothing ready) costs a test, not a call that sets up the drain's frame.
+    @inlinable
+    @inline(__always)
     static func run(_ initial: consuming ReadyCallbacks?) {
-        guard var current = consume initial else { return }
+        guard let ready = consume initial else { return }
+        run(draining: ready)
+    }
+
+    /// ``run(_:)`` with something ready.
+    @usableFromInline
+    static func run(draining initial: consuming ReadyCallbacks) {
+        var current = consume initial
         // Lists interrupted by a nested resolution, resumed last-in first-out. Stays empty for
         // straight chains, because an exhausted list is replaced rather than suspended.
         var suspended = SuspendedCallbackLists()

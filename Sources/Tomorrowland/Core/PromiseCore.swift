@@ -29,15 +29,17 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     // 120 bytes: glibc frees chunks of at most 128 bytes to its fast bins, larger ones through
     // the consolidating path, a slower free for every `map` link.
     // The lock, the status, the two flag bytes and the observer count share one 8-byte word.
+    // The `var`s are `final`: code inlined into other modules (`settle`, `resolve`) then reads
+    // them directly, not through the class's vtable.
     @usableFromInline
     let lock = SpinLock()
     @usableFromInline
     @exclusivity(unchecked)
-    var status: Status
+    final var status: Status
     /// Whether the result is `.cancelled` (valid once resolved): lets untyped code tell.
     @usableFromInline
     @exclusivity(unchecked)
-    var isCancelledResult = false
+    final var isCancelledResult = false
     /// ``sealedFlag``, ``firstSlotFlag`` and ``firstSlotTakenFlag``. Written only under the lock
     /// (or before the core is published); an atomic so that ``lockFirstSlotIfFree()`` may read it
     /// first without the lock, as a hint it then checks under the lock.
@@ -47,25 +49,25 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// (a promise that was never observed is never cancelled by propagation, D1).
     @usableFromInline
     @exclusivity(unchecked)
-    var observerCount: Int32 = -1
+    final var observerCount: Int32 = -1
     /// The registered callbacks, **newest first**: registering pushes at the head (no tail
     /// pointer to store); whoever takes the list reverses it (``PromiseCallbackNode/reversed(_:)``)
     /// to run callbacks in registration order.
     @usableFromInline
     @exclusivity(unchecked)
-    var callbackHead: PromiseCallbackNode?
+    final var callbackHead: PromiseCallbackNode?
     /// The cancel handlers, in registration order; `nil`, never an empty array, when there are
     /// none: destroying `nil` is a `swift_release` of null, the empty array's shared storage
     /// costs twice as much, once per box dying and once per resolution.
     @usableFromInline
     @exclusivity(unchecked)
-    var cancelHandlers: [CancelHandler]?
+    final var cancelHandlers: [CancelHandler]?
     /// The promise this one observes with cancel propagation, until the first cancel request
     /// passes it on or the promise resolves. Keeps neither the upstream nor its memory alive:
     /// see ``UpstreamLink`` for why it may be dereferenced under this promise's lock.
     @usableFromInline
     @exclusivity(unchecked)
-    var upstream: UpstreamLink?
+    final var upstream: UpstreamLink?
 
     /// The work a derived promise does when its upstream resolves.
     ///
@@ -242,8 +244,9 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     final func registerReturningReady(_ node: consuming PromiseCallbackNode) -> ReadyCallbacks? {
         lock.lock()
         if status != .resolved {
-            node.next = callbackHead.take()
-            callbackHead = consume node
+            // The caller's reference goes to the list, carried unmanaged: ``pushLocked(_:)`` on the
+            // node itself would retain it for the list and release the caller's.
+            pushLocked(handingOver: Unmanaged.passRetained(consume node))
             lock.unlock()
             return nil
         }
@@ -257,14 +260,24 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
     /// Both fields written are known to be `nil` when written (`node.next` because the node is in
     /// no list, `callbackHead` once its list moved to the node), so they are initialised in place:
     /// an assignment (or a swap and a drop) releases their old value all the same, two calls of
-    /// `swift_release` with `nil` per registration. (Not in ``registerReturningReady(_:)``, whose
-    /// node is `consuming`.)
+    /// `swift_release` with `nil` per registration.
     @usableFromInline
     @inline(__always)
     final func pushLocked(_ node: PromiseCallbackNode) {
         assert(node.next == nil, "a node is in one list at most (CoreInvariants: \"The meanings of next\")")
         withUnsafeMutablePointer(to: &node.next) { $0.initialize(to: callbackHead.take()) }
         withUnsafeMutablePointer(to: &callbackHead) { $0.initialize(to: node) }
+    }
+
+    /// ``pushLocked(_:)`` with the caller's reference to `node`, which the list takes over (no
+    /// retain for the list, no release of the caller's).
+    @inline(__always)
+    final func pushLocked(handingOver node: Unmanaged<PromiseCallbackNode>) {
+        node._withUnsafeGuaranteedRef { node in
+            assert(node.next == nil, "a node is in one list at most (CoreInvariants: \"The meanings of next\")")
+            withUnsafeMutablePointer(to: &node.next) { $0.initialize(to: callbackHead.take()) }
+        }
+        withUnsafeMutablePointer(to: &callbackHead) { $0.initialize(to: node.takeRetainedValue()) }
     }
 
     // MARK: Cancellation

@@ -27,6 +27,17 @@ final class PromiseSeal: @unchecked Sendable {
         Unmanaged.passUnretained(core)._withUnsafeGuaranteedRef(body)
     }
 
+    /// Registers `node` on this handle's core, borrowed as in ``withCore(_:)``; the list takes over
+    /// the caller's reference to `node` (``PromiseCore/register(_:)``).
+    @inlinable
+    @inline(__always)
+    func register(_ node: consuming PromiseCallbackNode) {
+        // Carried into the closure unmanaged: a closure cannot consume what it captures, and a
+        // captured copy would be retained for the list.
+        let node = Unmanaged.passRetained(consume node)
+        withCore { $0.register(node.takeRetainedValue()) }
+    }
+
     /// Makes this handle the handle of `newCore`, a promise derived from ``core`` just now, and
     /// seals the old core as this handle's death would: a chain (`promise = promise.map { … }`)
     /// then hands one handle object down its links instead of allocating one per link.

@@ -67,20 +67,23 @@ extension Promise {
                 if child.upstreamArrived() { return .settled(nil) }
                 return child.submitOrDispatch(onExecutorOf: child.context, source: source, stage: stage)
             case .run:
-                return .settled(child.settle(Mapping.map(PromiseBox<Value, Error>.resolvedResult(of: source))))
+                // Whoever calls `.run` holds the box while its callbacks run (a job's executor, or
+                // makes them a list with its own reference): CoreInvariants: "Handler stages and outcomes".
+                return .settledInPlace(
+                    child.settleInPlace(Mapping.map(PromiseBox<Value, Error>.resolvedResult(of: source))))
             case .abandon:
                 return .settled(child.settle(.cancelled))
             }
         }
         let child = Box(context: context, handler: handler)
-        let promise = Promise<Value, E>(box: child)
         // Its cancel request reaches this promise once, through the inline link (F7); so does the
-        // timeout, when it fires.
-        box.registerNewChild(child)
+        // timeout, when it fires. This promise's box is borrowed from its handle, which holds it.
+        seal.withCore { $0.registerNewChild(child) }
         // The destination is fixed now (`.immediate` is `.auto` as evaluated here), and an
         // operation queue gets its place in line now.
         child.start(after: delay)
-        return promise
+        // The handle last, so that it takes over `child`'s reference instead of a new one.
+        return Promise<Value, E>(box: child)
     }
 }
 
