@@ -184,7 +184,7 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     final func storeIfPending(_ result: Result) -> PromiseCallbackNode? {
         assert(!hasFirstSlotCallback, "a root box settles through settle(_:)")
         lock.lock()
-        guard status != .resolved else {
+        guard !isResolvedLocked() else {
             lock.unlock()
             return nil
         }

@@ -209,6 +209,16 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         return taken
     }
 
+    /// Whether the core is resolved; call with the lock held.
+    ///
+    /// For code inlined into other modules (``ResultBox/storeIfPending(_:)``): there ``status`` is
+    /// read through its getter, a call, where the optimiser inlines this method with the field
+    /// read directly.
+    @usableFromInline
+    final func isResolvedLocked() -> Bool {
+        status == .resolved
+    }
+
     /// ``markResolvedWithoutSlotLocked(cancelled:)`` that leaves the cancel handlers in place:
     /// returns the callbacks (newest first, as stored) and whether there are handlers, which the
     /// caller then takes out (``takeCancelHandlersLocked()``) and releases once it dropped the
