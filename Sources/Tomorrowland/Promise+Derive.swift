@@ -102,17 +102,22 @@ extension Promise {
             @inline(__always)
             func runCallback(handingOver: Bool) -> HandlerOutcome {
                 let result = PromiseBox<Value, Error>.resolvedResult(of: source)
-                // Released at the end of this call, on the callback's context (B7).
-                let storage = child.takeStorage()
-                if let tokenGuard = storage.tokenGuard, !tokenGuard.isValid {
+                if let tokenGuard = child.withStorage({ $0.pointee.tokenGuard }), !tokenGuard.isValid {
+                    // Released here, on the callback's context (B7).
+                    child.clearStorage()
                     return .settled(child.settle(whenSuppressed(result)))
                 }
+                // The callback runs borrowed from the box, and is released right after it ran, on
+                // its context (B7), before the box settles; `releaseStorageAfterRun()` calls no
+                // release for a closure that holds no reference.
                 // B10: the callback runs with the context of its registration, if it kept one.
                 // `carriesContext` is a constant here: the plain kinds call `body` directly.
-                let settlement =
+                let settlement = child.withStorage { storage in
                     Storage.carriesContext
-                    ? storage.runInCapturedContext { body(storage.callback, result) }
-                    : body(storage.callback, result)
+                        ? storage.pointee.runInCapturedContext { body(storage.pointee.callback, result) }
+                        : body(storage.pointee.callback, result)
+                }
+                child.releaseStorageAfterRun()
                 switch settlement {
                 case .result(let settled):
                     // `.run`: whoever called holds the box while its callbacks run (see

@@ -36,8 +36,7 @@ final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: 
     @usableFromInline
     let context: PromiseContext
     /// Raw storage for the callback, while ``DerivedBox/holdsCallback``; see the type's
-    /// discussion. Whoever runs the callback takes it out, so that it is released on its context
-    /// (B7).
+    /// discussion. Whoever runs the callback releases it right after, on its context (B7).
     @usableFromInline
     @exclusivity(unchecked)
     var rawStorage: Storage.Raw
@@ -84,16 +83,6 @@ final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: 
         }
     }
 
-    /// Moves the callback out; the box holds it no more. Call only while it holds it (checked in
-    /// debug builds). CoreInvariants: "The raw callback storage and the 120-byte budget".
-    @inlinable
-    @inline(__always)
-    final func takeStorage() -> Storage {
-        assert(holdsCallback, "takeStorage() on a box that no longer holds its callback")
-        holdsCallback = false
-        return withStorage { $0.move() }
-    }
-
     /// Releases the callback unrun; the box holds it no more. Call only while it holds it (checked
     /// in debug builds).
     @inlinable
@@ -101,6 +90,21 @@ final class CallbackBox<Result: StoredPromiseResult, Storage: CallbackStorage>: 
     final func clearStorage() {
         assert(holdsCallback, "clearStorage() on a box that no longer holds its callback")
         holdsCallback = false
+        withStorage { _ = $0.move() }
+    }
+
+    /// Releases the callback once it ran (on its context, B7); the box holds it no more. Call only
+    /// while it holds it (checked in debug builds).
+    ///
+    /// A callback whose words hold no reference (``CallbackStorage/holdsNoReference(_:)``) needs no
+    /// destruction: the words are left as they are, with no call of `swift_release` for a `nil`
+    /// context.
+    @inlinable
+    @inline(__always)
+    final func releaseStorageAfterRun() {
+        assert(holdsCallback, "releaseStorageAfterRun() on a box that no longer holds its callback")
+        holdsCallback = false
+        if Storage.holdsNoReference(rawStorage) { return }
         withStorage { _ = $0.move() }
     }
 }
@@ -159,6 +163,16 @@ protocol CallbackStorage {
     /// Runs `body` (the callback's run) with the context captured at registration restored, if
     /// one was (B10); otherwise just runs it.
     func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R
+    /// Whether `raw`, holding one value of this type, holds no reference: destroying it would
+    /// release nothing, so it may be left undestroyed. False whenever that is not known.
+    static func holdsNoReference(_ raw: Raw) -> Bool
+}
+
+extension CallbackStorage {
+    /// Not known: the value is destroyed.
+    @inlinable
+    @inline(__always)
+    static func holdsNoReference(_ raw: Raw) -> Bool { false }
 }
 
 /// A callback registered without a token.
@@ -172,6 +186,11 @@ struct PlainCallback<Callback>: CallbackStorage {
 
     @inlinable
     init(callback: Callback) {
+        // `holdsNoReference(_:)` reads the words as a closure's.
+        assert(
+            MemoryLayout<Callback>.size == MemoryLayout<TwoCallbackWords>.size
+                && "\(Callback.self)".split(separator: " ").contains("->"),
+            "a plain callback is a closure")
         self.callback = callback
     }
 
@@ -184,6 +203,14 @@ struct PlainCallback<Callback>: CallbackStorage {
     @inlinable
     @inline(__always)
     func runInCapturedContext<R>(_ body: () throws -> R) rethrows -> R { try body() }
+
+    /// Whether the closure's context is `nil` (it captures nothing): CoreInvariants: "The raw
+    /// callback storage and the 120-byte budget". A Swift closure is two words, the function and
+    /// its context, a reference that is null when there is none; the callback families store
+    /// only closures here (checked in debug builds by `init`).
+    @inlinable
+    @inline(__always)
+    static func holdsNoReference(_ raw: TwoCallbackWords) -> Bool { raw.words.1 == 0 }
 }
 
 /// A callback registered with a token.

@@ -149,10 +149,10 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// CoreInvariants: "Ownership in the drain".
     @inlinable
     final func settleHandingOver(_ result: Result) -> ReadyCallbacks? {
-        let taken = storeIfPending(result)
+        let head = storeIfPending(result)
         // The caller's reference, owned from here on.
         let owned = Unmanaged.passUnretained(self).takeRetainedValue()
-        guard let taken, let head = taken.head else { return nil }
+        guard let head else { return nil }
         return ReadyCallbacks(source: consume owned, head: PromiseCallbackNode.reversed(head))
     }
 
@@ -166,23 +166,39 @@ class ResultBox<Result: StoredPromiseResult>: PromiseCore, @unchecked Sendable {
     /// a retain and a release per link.
     @inlinable
     final func settleInPlace(_ result: Result) -> Unmanaged<PromiseCallbackNode>? {
-        guard let taken = storeIfPending(result), let head = taken.head else { return nil }
+        guard let head = storeIfPending(result) else { return nil }
         return Unmanaged.passRetained(PromiseCallbackNode.reversed(head))
     }
 
     /// Stores `result` and marks the box resolved, if it is not resolved yet (first resolution
-    /// wins); returns what the resolution took out of the core. For a derived promise's box, which
-    /// has no slot for a first callback (its callers, ``settleHandingOver(_:)`` and
-    /// ``settleInPlace(_:)``, settle derived boxes only).
+    /// wins); returns the callbacks the resolution took (newest first, as stored), `nil` when the
+    /// box was resolved already or has none. For a derived promise's box, which has no slot for a
+    /// first callback (its callers, ``settleHandingOver(_:)`` and ``settleInPlace(_:)``, settle
+    /// derived boxes only).
+    ///
+    /// The cancel handlers are taken out, and released once the lock is dropped (they may hold
+    /// resolvers of this very promise), only when there are some: a field that stays `nil` is not
+    /// destroyed, where a taken `nil` is a call of `swift_release` with `nil` on every resolution.
     @inlinable
     @inline(__always)
-    final func storeIfPending(_ result: Result) -> Taken? {
+    final func storeIfPending(_ result: Result) -> PromiseCallbackNode? {
         assert(!hasFirstSlotCallback, "a root box settles through settle(_:)")
-        return lock.withLock {
-            guard status != .resolved else { return nil }
-            storedResult = result
-            return markResolvedWithoutSlotLocked(cancelled: result.isCancelledResult)
+        lock.lock()
+        guard !isResolvedLocked() else {
+            lock.unlock()
+            return nil
         }
+        storedResult = result
+        let taken = markResolvedLeavingHandlersLocked(cancelled: result.isCancelledResult)
+        guard _slowPath(taken.hasHandlers) else {
+            lock.unlock()
+            return taken.head
+        }
+        let handlers = takeCancelHandlersLocked()
+        lock.unlock()
+        // Released here, outside the lock.
+        _ = consume handlers
+        return taken.head
     }
 
     /// ``settleInPlace(_:)`` for any box, a ``RootBox`` with a callback in its slot included

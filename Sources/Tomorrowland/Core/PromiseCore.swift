@@ -211,6 +211,40 @@ class PromiseCore: PromiseCallbackNode, @unchecked Sendable {
         return taken
     }
 
+    /// Whether the core is resolved; call with the lock held.
+    ///
+    /// For code inlined into other modules (``ResultBox/storeIfPending(_:)``): there ``status`` is
+    /// read through its getter, a call, where the optimiser inlines this method with the field
+    /// read directly.
+    @usableFromInline
+    final func isResolvedLocked() -> Bool {
+        status == .resolved
+    }
+
+    /// ``markResolvedWithoutSlotLocked(cancelled:)`` that leaves the cancel handlers in place:
+    /// returns the callbacks (newest first, as stored) and whether there are handlers, which the
+    /// caller then takes out (``takeCancelHandlersLocked()``) and releases once it dropped the
+    /// lock (``ResultBox/storeIfPending(_:)``). For a box without a slot (only a ``RootBox`` has one).
+    ///
+    /// Not inlinable, as ``markResolvedWithoutSlotLocked(cancelled:)``: inlined into another
+    /// module, the fields are reached through their accessors; the optimiser inlines it there
+    /// itself, with the fields read directly.
+    @usableFromInline
+    final func markResolvedLeavingHandlersLocked(cancelled: Bool) -> (head: PromiseCallbackNode?, hasHandlers: Bool) {
+        status = .resolved
+        isCancelledResult = cancelled
+        // A resolved promise follows no link: CoreInvariants: "The link rule", second point.
+        upstream = nil
+        return (callbackHead.take(), cancelHandlers != nil)
+    }
+
+    /// Takes the cancel handlers out; call with the lock held, and release them once it is
+    /// dropped (they may hold resolvers of this very promise).
+    @usableFromInline
+    final func takeCancelHandlersLocked() -> [CancelHandler]? {
+        cancelHandlers.take()
+    }
+
     /// Moves a delayed core to pending. Returns false if it was not delayed.
     final func leaveDelayedState() -> Bool {
         lock.withLock {
