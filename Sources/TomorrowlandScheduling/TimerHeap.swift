@@ -90,15 +90,12 @@ package struct TimerHeap<Payload>: ~Copyable {
             self.sequence = sequence
         }
 
-        /// A slot holding `payload` as the run's new last timer, after `previous`.
+        /// An empty slot, added for a timer that ``TimerHeap/insert(_:deadline:sequence:)``
+        /// puts in it next.
         @inlinable
-        @inline(__always)
-        init(payload: consuming Payload, sequence: UInt64, runDeadline: UInt64, previous: UInt32) {
-            self.payload = payload
-            self.sequence = sequence
-            deadline = runDeadline
-            link = Slot.inRun
-            self.previous = previous
+        init() {
+            payload = nil
+            sequence = 0
         }
 
         /// Whether this timer's run key is below (`deadline`, `sequence`): a timer with that key
@@ -197,17 +194,22 @@ package struct TimerHeap<Payload>: ~Copyable {
     @discardableResult
     package mutating func insert(_ payload: consuming Payload, deadline: UInt64, sequence: UInt64) -> UInt32 {
         let slot = takeSlot()
+        let entry = slots + Int(slot)
+        // A taken slot is empty (free: ``freeSlot(_:)`` took its payload; or just added). Matched
+        // here, the store below has no old payload to destroy (a call otherwise).
+        guard case .none = entry.pointee.payload else { preconditionFailure("TimerHeap: a free slot holds a timer") }
+        entry.pointee.payload = consume payload
+        entry.pointee.sequence = sequence
         let last = runLast
-        // The slot is (re)initialized whole: a free slot holds no payload (``freeSlot(_:)`` took
-        // it), so there is nothing to destroy, and a new one is uninitialized.
         if last == Slot.none || (slots + Int(last)).pointee.runKeyPrecedes(deadline: deadline, sequence) {
-            (slots + Int(slot)).initialize(
-                to: Slot(payload: consume payload, sequence: sequence, runDeadline: deadline, previous: last))
+            entry.pointee.deadline = deadline
+            entry.pointee.link = Slot.inRun
+            entry.pointee.previous = last
+            entry.pointee.next = Slot.none
             if last == Slot.none { runFirst = slot } else { (slots + Int(last)).pointee.next = slot }
             runLast = slot
             runCount &+= 1
         } else {
-            (slots + Int(slot)).initialize(to: Slot(payload: consume payload, sequence: sequence))
             insertIntoHeap(Entry(deadline: deadline, sequence: sequence, slot: slot))
         }
         count &+= 1
@@ -347,8 +349,7 @@ package struct TimerHeap<Payload>: ~Copyable {
 
     // MARK: - Slots
 
-    /// The number of a slot for a new timer, taken off the free list (its payload is nil) or
-    /// added (uninitialized); the caller initializes it. Free slots are reused first, so that
+    /// The number of an empty slot for a new timer, taken off the free list or added. Free slots are reused first, so that
     /// the slots stay at the high-water mark of pending timers.
     @inlinable
     @inline(__always)
@@ -360,13 +361,13 @@ package struct TimerHeap<Payload>: ~Copyable {
         return UInt32(truncatingIfNeeded: free)
     }
 
-    /// ``takeSlot()`` with the free list empty: a new slot at the end, uninitialized, counted in
-    /// ``slotCount`` (the caller initializes it before anything else can run).
+    /// ``takeSlot()`` with the free list empty: a new empty slot at the end.
     @inlinable
     @inline(never)
     mutating func addSlot() -> UInt32 {
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
+        (slots + slotCount).initialize(to: Slot())
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }
