@@ -74,7 +74,7 @@ extension EventLoop: PromiseExecutor {
     public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
         guard inEventLoop && !isShutDown else { return nil }
         // On the loop's thread: the round's time if a round runs, else the clock.
-        let nanoseconds = delay.schedulingNanoseconds
+        let nanoseconds = core.nanoseconds(of: delay)
         let deadline = core.deadlineInRound(after: nanoseconds) ?? clockDeadline(after: nanoseconds)
         return core.schedule(at: deadline, .promiseTimer(timer))
     }
@@ -96,9 +96,10 @@ extension EventLoop: PromiseExecutor {
     /// current round's time inside a round on the loop's thread, from a fresh clock reading
     /// anywhere else (the round's time would be stale there).
     func deadline(after delay: Duration) -> UInt64 {
-        let nanoseconds = delay.schedulingNanoseconds
-        if inEventLoop, let deadline = core.deadlineInRound(after: nanoseconds) { return deadline }
-        return clockDeadline(after: nanoseconds)
+        // The core (and its conversion of the last delay) only on the loop's thread.
+        guard inEventLoop else { return clockDeadline(after: delay.schedulingNanoseconds) }
+        let nanoseconds = core.nanoseconds(of: delay)
+        return core.deadlineInRound(after: nanoseconds) ?? clockDeadline(after: nanoseconds)
     }
 
     /// Schedules a timer and returns its concrete handle.
@@ -186,7 +187,10 @@ extension PromiseContext {
 extension EventLoop {
     /// The time `nanoseconds` from now on the loop's clock, saturating: the deadline of a timer
     /// scheduled outside the loop's rounds.
-    @inline(__always)
+    ///
+    /// Out of line: the clock reading's buffer would give every caller a stack check, also on
+    /// the path inside a round, which never reads the clock.
+    @inline(never)
     func clockDeadline(after nanoseconds: UInt64) -> UInt64 {
         let (sum, overflow) = currentTime().addingReportingOverflow(nanoseconds)
         return overflow ? UInt64.max : sum

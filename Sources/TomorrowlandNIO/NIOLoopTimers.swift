@@ -75,7 +75,7 @@
         /// scheduled now with `delay`: from the time of the firing in progress inside one (so equal
         /// delays scheduled by one firing share a deadline), from the loop's `now` otherwise.
         func deadline(after delay: Duration) -> UInt64 {
-            let nanoseconds = delay.schedulingNanoseconds
+            let nanoseconds = core.nanoseconds(of: delay)
             if isFiring { return core.deadline(after: nanoseconds) }
             let (sum, overflow) = loop.now.addingReportingOverflow(nanoseconds)
             return overflow ? .max : sum

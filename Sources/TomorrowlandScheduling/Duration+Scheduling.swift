@@ -5,18 +5,26 @@ extension Duration {
     /// timer never fires early), and durations past `UInt64.max` nanoseconds (about 584 years)
     /// saturate.
     ///
-    /// Computed from the 128-bit attosecond count with one 128-by-64-bit division: `components`
-    /// (a full 128-bit division and multiplications) costs several times as much, on every timer
-    /// scheduled.
+    /// Computed from the 128-bit attosecond count by long division in two 32-bit digits: each
+    /// step divides a 64-bit number by the constant 10^9, which compiles to a multiplication,
+    /// where a 128-bit division is a library call and `components` several (every timer
+    /// scheduled pays this). Inlinable, for the loops' timer paths.
+    @inlinable
+    @inline(__always)
     package var schedulingNanoseconds: UInt64 {
         let attoseconds = self.attoseconds
         if attoseconds <= 0 { return 0 }
         let high = UInt64(truncatingIfNeeded: attoseconds &>> 64)
         let low = UInt64(truncatingIfNeeded: attoseconds)
         // The quotient fits in 64 bits exactly when the high half is below the divisor.
-        let (highQuotient, highRemainder) = high.quotientAndRemainder(dividingBy: 1_000_000_000)
-        if highQuotient != 0 { return .max }
-        let (wholeNanoseconds, remainder) = UInt64(1_000_000_000).dividingFullWidth((high: highRemainder, low: low))
+        if high >= 1_000_000_000 { return .max }
+        // Each partial dividend is below 10^9 · 2^32 (the remainder before it is below 10^9), so
+        // each quotient digit fits in 32 bits.
+        let upper = high &<< 32 | low &>> 32
+        let (upperQuotient, upperRemainder) = upper.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let lower = upperRemainder &<< 32 | low & 0xFFFF_FFFF
+        let (lowerQuotient, remainder) = lower.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let wholeNanoseconds = upperQuotient &<< 32 | lowerQuotient
         if remainder == 0 { return wholeNanoseconds }
         return wholeNanoseconds == .max ? .max : wholeNanoseconds + 1
     }

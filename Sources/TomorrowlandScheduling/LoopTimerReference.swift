@@ -33,11 +33,20 @@ package struct LoopTimerReference<Access: LoopTimerAccess>: PromiseScheduledWork
     /// Removes the timer, if it is still pending, and releases its work. Safe from any thread;
     /// does nothing after the timer ran or was cancelled, or the loop shut down.
     @inlinable
+    @inline(__always)
     package func cancel() {
         if Access.reachesTimers(of: loop) {
             Access.removeTimer(id, from: loop)
             return
         }
+        hopToCancel()
+    }
+
+    /// ``cancel()`` from a thread that does not reach the loop's timers: out of line, so that the
+    /// inlined cancel on the loop's thread carries none of the hop's setup.
+    @inlinable
+    @inline(never)
+    func hopToCancel() {
         let id = id
         let target = WeakLoop(loop)
         Access.hop(to: loop) {

@@ -70,7 +70,7 @@ package final class SchedulingCore {
 
     /// Whether a round is in progress: between ``beginRound(at:)`` and the ``nextInRound()`` that
     /// returns nil (or ``endRound()``).
-    @exclusivity(unchecked) package private(set) var isInRound = false
+    @exclusivity(unchecked) @usableFromInline package private(set) var isInRound = false
 
     // Unchecked exclusivity, here and below: every access is one short call into a queue or heap
     // method, or a plain read or write, that runs no user code (work is handed back, never
@@ -80,6 +80,10 @@ package final class SchedulingCore {
     @exclusivity(unchecked) @usableFromInline var nextSequence: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var ready = ReadyQueue()
     @exclusivity(unchecked) @usableFromInline var timers = TimerHeap<LoopWork>()
+    /// The delay that ``nanoseconds(of:)`` converted last (its attoseconds: `Duration`'s `==` is
+    /// a call into the standard library), and what it gave.
+    @exclusivity(unchecked) @usableFromInline var lastDelay: Int128 = 0
+    @exclusivity(unchecked) @usableFromInline var lastDelayNanoseconds: UInt64 = 0
 
     /// Creates an empty core whose time starts at `currentTime`.
     package init(currentTime: UInt64 = 0) {
@@ -134,6 +138,11 @@ package final class SchedulingCore {
     /// this returns, with no conversion. A plain value: cancelling with an identifier whose timer
     /// already ran or was cancelled does nothing, even after its slot was reused, because the
     /// sequence differs.
+    ///
+    /// Inlined, with the heap's insertion: every timer a loop stores pays this, and as calls
+    /// across the module boundary it would pay each call.
+    @inlinable
+    @inline(__always)
     package func schedule(at deadline: UInt64, _ work: consuming LoopWork) -> PromiseTimerID {
         let sequence = nextSequence
         nextSequence &+= 1
@@ -148,10 +157,33 @@ package final class SchedulingCore {
     /// resolver that cancels its promise, say), so an owner that calls this under a lock keeps
     /// the returned work alive until after unlocking.
     ///
+    /// Inlined, with the heap's removal, as ``schedule(at:_:)`` is.
+    ///
     /// - Returns: The timer's work if it was pending, nil if it already ran or was cancelled.
+    @inlinable
+    @inline(__always)
     @discardableResult
     package func cancel(_ id: PromiseTimerID) -> LoopWork? {
         timers.remove(slot: id.slot, sequence: id.sequence)
+    }
+
+    /// `delay.schedulingNanoseconds`, converted once for a run of timers with one delay (a
+    /// server's request timeouts, a loop's keep-alive): the core remembers the last delay and
+    /// its conversion. Only on the owner's thread (under its lock), like every member.
+    @inlinable
+    @inline(__always)
+    package func nanoseconds(of delay: Duration) -> UInt64 {
+        if delay.attoseconds == lastDelay { return lastDelayNanoseconds }
+        return convertAndRemember(delay)
+    }
+
+    /// ``nanoseconds(of:)`` for a delay other than the last one.
+    @usableFromInline
+    func convertAndRemember(_ delay: Duration) -> UInt64 {
+        let nanoseconds = delay.schedulingNanoseconds
+        lastDelay = delay.attoseconds
+        lastDelayNanoseconds = nanoseconds
+        return nanoseconds
     }
 
     /// The deadline of a timer scheduled now with a delay of `nanoseconds`: ``currentTime`` plus
@@ -160,6 +192,8 @@ package final class SchedulingCore {
     /// Inside a round that is the round's time, not a fresh reading of the clock, so timers with
     /// equal delays scheduled by one round share a deadline (as libuv and libevent count from the
     /// time their loop cached at wake-up).
+    @inlinable
+    @inline(__always)
     package func deadline(after nanoseconds: UInt64) -> UInt64 {
         let (sum, overflow) = currentTime.addingReportingOverflow(nanoseconds)
         return overflow ? .max : sum
@@ -168,8 +202,11 @@ package final class SchedulingCore {
     /// ``deadline(after:)`` while a round is in progress; nil outside a round, where the owner
     /// reads its clock instead.
     ///
-    /// One call for the owner's question: read from another module, ``isInRound`` is not covered
-    /// by its unchecked exclusivity, and every timer would pay the dynamic check.
+    /// The owner's question in one member: read directly from another module, ``isInRound`` is
+    /// not covered by its unchecked exclusivity, and every timer would pay the dynamic check;
+    /// inlined from here, the read keeps it.
+    @inlinable
+    @inline(__always)
     package func deadlineInRound(after nanoseconds: UInt64) -> UInt64? {
         isInRound ? deadline(after: nanoseconds) : nil
     }

@@ -89,6 +89,22 @@ package struct TimerHeap<Payload>: ~Copyable {
             self.payload = payload
             self.sequence = sequence
         }
+
+        /// An empty slot, added for a timer that ``TimerHeap/insert(_:deadline:sequence:)``
+        /// puts in it next.
+        @inlinable
+        init() {
+            payload = nil
+            sequence = 0
+        }
+
+        /// Whether this timer's run key is below (`deadline`, `sequence`): a timer with that key
+        /// may follow it in the run.
+        @inlinable
+        @inline(__always)
+        func runKeyPrecedes(deadline otherDeadline: UInt64, _ otherSequence: UInt64) -> Bool {
+            deadline < otherDeadline || (deadline == otherDeadline && sequence < otherSequence)
+        }
     }
 
     // Internal rather than private from here on: `@inlinable` members may only reach
@@ -170,24 +186,33 @@ package struct TimerHeap<Payload>: ~Copyable {
     }
 
     /// Adds a timer and returns its slot number, which stays valid until it is removed.
+    ///
+    /// Inlined whole where it is called: the common case (a free slot, the run's end: timeouts
+    /// of one delay) is then a few stores in the caller. A new slot and the heap are calls.
     @inlinable
+    @inline(__always)
     @discardableResult
     package mutating func insert(_ payload: consuming Payload, deadline: UInt64, sequence: UInt64) -> UInt32 {
-        let slot = allocateSlot(consume payload, sequence: sequence)
-        if runLast == Slot.none {
-            appendToRun(slot, deadline: deadline)
+        let slot = takeSlot()
+        let entry = slots + Int(slot)
+        // A taken slot is empty (free: ``freeSlot(_:)`` took its payload; or just added). Matched
+        // here, the store below has no old payload to destroy (a call otherwise).
+        guard case .none = entry.pointee.payload else { preconditionFailure("TimerHeap: a free slot holds a timer") }
+        entry.pointee.payload = consume payload
+        entry.pointee.sequence = sequence
+        let last = runLast
+        if last == Slot.none || (slots + Int(last)).pointee.runKeyPrecedes(deadline: deadline, sequence) {
+            entry.pointee.deadline = deadline
+            entry.pointee.link = Slot.inRun
+            entry.pointee.previous = last
+            entry.pointee.next = Slot.none
+            if last == Slot.none { runFirst = slot } else { (slots + Int(last)).pointee.next = slot }
+            runLast = slot
+            runCount &+= 1
         } else {
-            let last = slots + Int(runLast)
-            if deadline > last.pointee.deadline
-                || (deadline == last.pointee.deadline && sequence > last.pointee.sequence)
-            {
-                appendToRun(slot, deadline: deadline)
-            } else {
-                if heapCount == heapCapacity { growHeap() }
-                heapCount += 1
-                siftUp(Entry(deadline: deadline, sequence: sequence, slot: slot), from: heapCount - 1)
-            }
+            insertIntoHeap(Entry(deadline: deadline, sequence: sequence, slot: slot))
         }
+        count &+= 1
         return slot
     }
 
@@ -205,51 +230,54 @@ package struct TimerHeap<Payload>: ~Copyable {
     }
 
     /// Removes the timer in `slot` if it is still the one with `sequence`, returning its payload.
+    ///
+    /// Inlined whole where it is called, as ``insert(_:deadline:sequence:)`` is; a timer in the
+    /// heap is a call.
     @inlinable
+    @inline(__always)
     package mutating func remove(slot: UInt32, sequence: UInt64) -> Payload? {
         let index = Int(slot)
         guard index < slotCount else { return nil }
         let entry = slots + index
         guard entry.pointee.sequence == sequence else { return nil }
         let link = entry.pointee.link
-        if link >= 0 { return remove(at: link) }
         if link == Slot.inRun { return removeFromRun(index) }
+        if link >= 0 { return removeFromHeap(at: link) }
         return nil  // free: the timer already ran or was cancelled
     }
 
     // MARK: - Run
 
-    /// Appends the timer in `slot`, whose key is not below the run's last, to the run.
-    @inlinable
-    @inline(__always)
-    mutating func appendToRun(_ slot: UInt32, deadline: UInt64) {
-        let entry = slots + Int(slot)
-        entry.pointee.deadline = deadline
-        entry.pointee.link = Slot.inRun
-        entry.pointee.previous = runLast
-        entry.pointee.next = Slot.none
-        if runLast == Slot.none {
-            runFirst = slot
-        } else {
-            slots[Int(runLast)].next = slot
-        }
-        runLast = slot
-        runCount += 1
-    }
-
     /// Unlinks the timer in slot `index` from the run and frees its slot.
     @inlinable
+    @inline(__always)
     mutating func removeFromRun(_ index: Int) -> Payload {
         let entry = slots + index
         let previous = entry.pointee.previous
         let next = entry.pointee.next
-        if previous == Slot.none { runFirst = next } else { slots[Int(previous)].next = next }
-        if next == Slot.none { runLast = previous } else { slots[Int(next)].previous = previous }
-        runCount -= 1
+        if previous == Slot.none { runFirst = next } else { (slots + Int(previous)).pointee.next = next }
+        if next == Slot.none { runLast = previous } else { (slots + Int(next)).pointee.previous = previous }
+        runCount &-= 1
         return freeSlot(index)
     }
 
     // MARK: - Heap
+
+    /// Adds `entry` to the heap.
+    @inlinable
+    @inline(never)
+    mutating func insertIntoHeap(_ entry: Entry) {
+        if heapCount == heapCapacity { growHeap() }
+        heapCount += 1
+        siftUp(entry, from: heapCount - 1)
+    }
+
+    /// ``remove(at:)``, out of line: the inlined ``remove(slot:sequence:)`` calls it.
+    @inlinable
+    @inline(never)
+    mutating func removeFromHeap(at index: Int) -> Payload {
+        remove(at: index)
+    }
 
     @inlinable
     mutating func remove(at index: Int) -> Payload {
@@ -321,33 +349,37 @@ package struct TimerHeap<Payload>: ~Copyable {
 
     // MARK: - Slots
 
+    /// The number of an empty slot for a new timer, taken off the free list or added. Free slots are reused first, so that
+    /// the slots stay at the high-water mark of pending timers.
     @inlinable
-    mutating func allocateSlot(_ payload: consuming Payload, sequence: UInt64) -> UInt32 {
-        count += 1
-        if firstFreeSlot >= 0 {
-            let index = firstFreeSlot
-            let slot = slots + index
-            firstFreeSlot = -slot.pointee.link - 2
-            slot.pointee.payload = consume payload
-            slot.pointee.sequence = sequence
-            // `link` (and, in the run, the rest) is set where the timer is placed.
-            return UInt32(truncatingIfNeeded: index)
-        }
+    @inline(__always)
+    mutating func takeSlot() -> UInt32 {
+        let free = firstFreeSlot
+        guard free >= 0 else { return addSlot() }
+        // The free list's encoding (``Slot/link``): `-(n + 2)` points to slot `n`, `-1` ends it.
+        firstFreeSlot = -2 &- (slots + free).pointee.link
+        return UInt32(truncatingIfNeeded: free)
+    }
+
+    /// ``takeSlot()`` with the free list empty: a new empty slot at the end.
+    @inlinable
+    @inline(never)
+    mutating func addSlot() -> UInt32 {
         precondition(slotCount < Int(UInt32.max), "More than 4 billion pending timers")
         if slotCount == slotCapacity { growSlots() }
-        (slots + slotCount).initialize(
-            to: Slot(payload: consume payload, sequence: sequence))
+        (slots + slotCount).initialize(to: Slot())
         slotCount += 1
         return UInt32(truncatingIfNeeded: slotCount - 1)
     }
 
     /// Takes the payload out of slot `index` and puts the slot on the free list.
     @inlinable
+    @inline(__always)
     mutating func freeSlot(_ index: Int) -> Payload {
         let slot = slots + index
         let payload = slot.pointee.payload.take()!
-        count -= 1
-        slot.pointee.link = -firstFreeSlot - 2
+        count &-= 1
+        slot.pointee.link = -2 &- firstFreeSlot
         firstFreeSlot = index
         return payload
     }

@@ -12,9 +12,9 @@ extension TestLoop {
     /// - Returns: The timer's identifier, or `nil` after shutdown (nothing is stored; the promise
     ///   core then arms the timer with ``schedule(after:_:)``, which refuses it).
     public func storeTimer(_ timer: any PromiseTimerJob, after delay: Duration) -> PromiseTimerID? {
-        let nanoseconds = delay.schedulingNanoseconds
-        return state.withLock { state -> PromiseTimerID? in
+        state.withLock { state -> PromiseTimerID? in
             guard state.lifecycle.admitsWork else { return nil }
+            let nanoseconds = state.core.nanoseconds(of: delay)
             return state.core.schedule(at: state.core.deadline(after: nanoseconds), .promiseTimer(timer))
         }
     }

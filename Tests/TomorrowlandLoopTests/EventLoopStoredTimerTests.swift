@@ -61,6 +61,31 @@ struct EventLoopStoredTimerTests {
         loop.shutdown()
     }
 
+    @Test func timersCancelledAsSoonAsStoredNeverFireAndTheKeptOnesFireInStoringOrder() {
+        // W8's shape: request deadlines of one delay stored in one round, most cancelled at once
+        // (the request finished). Each cancelled timer is released at once, its slot goes to the
+        // next; the kept ones share a deadline and fire in the order they were stored.
+        let loop = EventLoop()
+        let log = Recorder<String>()
+        let releasedAtCancel = Locked<[Bool]>([])
+        loop.execute {
+            for index in 0..<4 {
+                let spy = DeinitFlag()
+                if let id = loop.storeTimer(RecordingTimer("moot \(index)", log, spy: spy), after: .milliseconds(5)) {
+                    loop.cancelStoredTimer(id)
+                }
+                releasedAtCancel.value.append(spy.isSet)
+                _ = loop.storeTimer(RecordingTimer("kept \(index)", log), after: .milliseconds(5))
+            }
+            _ = loop.schedule(after: .milliseconds(10)) { loop.stop() }
+        }
+        loop.run()
+        #expect(releasedAtCancel.value == [true, true, true, true])
+        #expect(log.values == ["kept 0 fired", "kept 1 fired", "kept 2 fired", "kept 3 fired"])
+        loop.shutdown()
+        #expect(log.values.count == 4)
+    }
+
     @Test func cancellingFromAnotherThreadRemovesTheTimerOnTheLoopWithoutFiringIt() {
         let loop = EventLoop()
         let thread = LoopThread(loop)

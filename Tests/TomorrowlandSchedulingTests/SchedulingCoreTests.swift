@@ -296,6 +296,75 @@ struct SchedulingCoreTests {
         #expect(log.values == ["second"])
     }
 
+    @Test func timersCancelledRightAfterSchedulingLeaveTheKeptOnesInSchedulingOrder() {
+        // A loop's request timeouts: one delay, each cancelled as its request finishes, most of
+        // them right after scheduling (the run's last timer), a few kept. The cancelled ones are
+        // released at once and never run; their slots are reused; the kept ones, all with one
+        // deadline, run in scheduling order, also around a timer that went to the heap.
+        nonisolated(unsafe) let core = SchedulingCore()
+        let log = Recorder<String>()
+        let spy = ReleaseSpy()
+        core.beginRound(at: 100)
+        var kept: [PromiseTimerID] = []
+        for index in 0..<6 {
+            // The token only in the closure: the cancel's release is its last.
+            let moot = core.schedule(
+                at: core.deadline(after: 30),
+                .closure { [token = spy.token()] in
+                    _ = token; log.record("moot \(index)")
+                })
+            #expect(core.cancel(moot) != nil)
+            #expect(spy.releasedCount == index + 1)
+            let next = core.schedule(at: core.deadline(after: 30), .closure { log.record("kept \(index)") })
+            // The slot just freed is the one reused, with a new sequence number.
+            #expect(next.slot == moot.slot)
+            #expect(next.sequence > moot.sequence)
+            #expect(core.cancel(moot) == nil)
+            kept.append(next)
+            if index == 2 {
+                // Earlier than the run's last: the heap's; cancelled at once as well.
+                let early = core.schedule(at: core.deadline(after: 10), .closure { log.record("early") })
+                #expect(core.cancel(early) != nil)
+            }
+        }
+        #expect(core.nextInRound() == nil)
+        #expect(core.timerCount == kept.count)
+        drain(core, until: 200)
+        #expect(log.values == (0..<6).map { "kept \($0)" })
+        #expect(spy.releasedCount == 6)
+        #expect(core.timerCount == 0)
+    }
+
+    @Test func theCoreConvertsARepeatedDelayOnceAndEachDelayAsTheDurationDoes() {
+        nonisolated(unsafe) let core = SchedulingCore()
+        // Zero first (the remembered delay the core starts with), then runs of one delay, changes,
+        // and the rounding and saturating edges.
+        let delays: [Duration] = [
+            .zero, .seconds(30), .seconds(30), .milliseconds(1), .seconds(30), .seconds(-1), .seconds(-1), .zero,
+            Duration(secondsComponent: 0, attosecondsComponent: 1), .nanoseconds(1), .seconds(Int64.max),
+            .seconds(Int64.max), .seconds(3_600) + .nanoseconds(5), .seconds(3_600),
+        ]
+        for delay in delays {
+            #expect(core.nanoseconds(of: delay) == delay.schedulingNanoseconds, "\(delay)")
+        }
+    }
+
+    @Test func durationsConvertAsA128BitDivisionRoundingUpWouldAcrossTheRange() {
+        // The conversion divides in two 64-bit steps; the reference divides the 128-bit count.
+        var generator = SimulationRandom(seed: 36)
+        for trial in 0..<20_000 {
+            // High halves below 10^9 (a 64-bit quotient) and, one trial in two, a little past it.
+            let highLimit: UInt64 = trial.isMultiple(of: 2) ? 1_000_000_000 : 1_100_000_000
+            let high = Int128(UInt64.random(in: 0..<highLimit, using: &generator))
+            let attoseconds = high << 64 | Int128(UInt64.random(in: 0...UInt64.max, using: &generator))
+            let duration = Duration(attoseconds: attoseconds)
+            let (quotient, remainder) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+            let roundedUp = quotient + (remainder == 0 ? 0 : 1)
+            let expected = roundedUp > Int128(UInt64.max) ? UInt64.max : UInt64(roundedUp)
+            #expect(duration.schedulingNanoseconds == expected, "\(attoseconds)")
+        }
+    }
+
     @Test func aTimerCancellingItselfWhileRunningIsANoOp() {
         nonisolated(unsafe) let core = SchedulingCore()
         let result = Locked<Bool?>(nil)

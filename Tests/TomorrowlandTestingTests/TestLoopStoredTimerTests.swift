@@ -26,6 +26,26 @@ struct TestLoopStoredTimerTests {
         }
     }
 
+    @Test func storedTimersOfRepeatedAndChangingDelaysFireEachAtItsOwnDeadline() throws {
+        // The loop converts a delay once for a run of timers with that delay: a change of delay,
+        // and a return to an earlier one, each still count their own.
+        try withTestLoop { loop in
+            let log = Recorder<String>()
+            for (name, delay) in [
+                ("a", Duration.seconds(3)), ("b", .seconds(3)), ("c", .seconds(1)), ("d", .seconds(3)),
+                ("e", .milliseconds(1500)), ("f", .seconds(1)),
+            ] {
+                _ = loop.storeTimer(LoggingTimer(name, log, loop: loop), after: delay)
+            }
+            loop.advance(by: .seconds(3))
+            #expect(
+                log.values == [
+                    "c fired at 1.0 seconds", "f fired at 1.0 seconds", "e fired at 1.5 seconds",
+                    "a fired at 3.0 seconds", "b fired at 3.0 seconds", "d fired at 3.0 seconds",
+                ])
+        }
+    }
+
     @Test func cancellingFromAnyThreadRemovesTheTimerAndReleasesItAtOnce() throws {
         try withTestLoop { loop in
             let log = Recorder<String>()

@@ -49,7 +49,9 @@ struct TimeoutTimerState {
     /// fired meanwhile, and the caller must cancel `id` (or merely forget it).
     @inline(__always)
     mutating func finishArming(storedAs id: PromiseTimerID) -> Bool {
-        guard phase == .arming else { return false }
+        // Arming, the link is `.none` (only a finished arming sets it): matched here, the store
+        // below has no old link to destroy.
+        guard phase == .arming, case .none = link else { return false }
         link = .stored(sequence: id.sequence, slot: id.slot)
         phase = .armed
         return true
