@@ -4,7 +4,7 @@ import TomorrowlandTesting
 
 @testable import Tomorrowland
 
-/// The references the hot path no longer takes (CoreInvariants: "Ownership in the drain"):
+/// The references the hot path does not take (CoreInvariants: "Ownership in the drain"):
 /// `resolve` runs the callbacks with the box borrowed from its caller, a timeout's `.run` stage
 /// settles in place (the job's executor, or the inline dispatch, holds the box), `tap` and
 /// `timeout` register on the box borrowed from the promise's handle, and a registration hands the
